@@ -1,0 +1,172 @@
+package redistest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RequireEnv is the environment variable that turns a missing redis-server
+// from a skipped test into a failed one.
+const RequireEnv = "ZEROLOCK_REQUIRE_REDIS"
+
+const startTimeout = 10 * time.Second
+
+// A Server is a redis-server process listening on 127.0.0.1.
+type Server struct {
+	tb   testing.TB
+	port int
+	dir  string
+	args []string
+
+	mu   sync.Mutex
+	proc *os.Process
+	done chan struct{} // closed when proc has exited
+}
+
+// Start runs a redis-server on a free loopback port with persistence off,
+// waits until it answers PING, and stops it when the test ends. Extra args
+// are passed to redis-server as they are (for example "--enable-debug-command",
+// "local").
+func Start(tb testing.TB, args ...string) *Server {
+	tb.Helper()
+	path := serverPath(tb)
+	s := &Server{tb: tb, dir: tb.TempDir(), args: args}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		s.port = freePort(tb)
+		if err = s.start(path); err == nil {
+			tb.Cleanup(s.Kill)
+			return s
+		}
+	}
+	tb.Fatalf("redistest: start redis-server: %v", err)
+	return nil
+}
+
+// Addr returns host:port of the server.
+func (s *Server) Addr() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+}
+
+// Port returns the server's port.
+func (s *Server) Port() int {
+	return s.port
+}
+
+// Client returns a go-redis client for the server, closed when the test ends.
+func (s *Server) Client(tb testing.TB) *redis.Client {
+	tb.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Kill stops the server with SIGKILL, as a crash would, and waits for it to
+// exit. Killing a stopped server does nothing.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return
+	}
+	_ = s.proc.Kill()
+	<-s.done
+	s.proc = nil
+}
+
+// Restart starts the server again on the same port after Kill. With
+// persistence off, it comes back empty.
+func (s *Server) Restart() {
+	s.tb.Helper()
+	if err := s.start(serverPath(s.tb)); err != nil {
+		s.tb.Fatalf("redistest: restart redis-server: %v", err)
+	}
+}
+
+func (s *Server) start(path string) error {
+	args := append([]string{
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--dir", s.dir,
+		"--logfile", "redis.log",
+	}, s.args...)
+	cmd := exec.Command(path, args...)
+	// The server dies with the test binary even when the binary is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	if err := waitReady(s.Addr(), done); err != nil {
+		_ = cmd.Process.Kill()
+		<-done
+		return err
+	}
+	s.mu.Lock()
+	s.proc, s.done = cmd.Process, done
+	s.mu.Unlock()
+	return nil
+}
+
+// waitReady polls PING until the server answers, exits, or time runs out.
+func waitReady(addr string, exited <-chan struct{}) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
+	defer c.Close()
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("redis-server on %s exited at start (port taken?)", addr)
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return errors.New("redis-server on " + addr + " did not answer PING in time")
+}
+
+func serverPath(tb testing.TB) string {
+	tb.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err == nil {
+		return path
+	}
+	if os.Getenv(RequireEnv) == "1" {
+		tb.Fatalf("redistest: redis-server not found and %s=1: %v", RequireEnv, err)
+	}
+	tb.Skipf("redistest: redis-server not installed (run make test, or apt-get install redis-server)")
+	return ""
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("redistest: find a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,30 @@
+// Package redislock is a distributed lock on Redis that is a drop-in for
+// go-zero's core/stores/redis.RedisLock.
+//
+// Switching from go-zero is a change of import path:
+//
+//	lock := redislock.NewRedisLock(store, "order:42") // store is go-zero's *redis.Redis
+//	lock.SetExpire(5)
+//	ok, err := lock.AcquireCtx(ctx)
+//	if err != nil {
+//		return err // Redis failed; the lock may or may not be held
+//	}
+//	if !ok {
+//		return errBusy // somebody else holds it
+//	}
+//	defer lock.ReleaseCtx(context.WithoutCancel(ctx))
+//
+// The semantics are go-zero's: acquiring a lock this instance already holds
+// refreshes its expiry (re-entrant), only the holder's token releases it,
+// the expiry sent to Redis is the configured expiry plus a tolerance (500 ms
+// by default), and "not acquired" or "not held" is (false, nil) while only
+// a real failure is an error.
+//
+// Beyond go-zero, the token is 128 bits from crypto/rand, the expiry and
+// tolerance can be set in milliseconds (WithExpiry, WithTolerance), the lock
+// also runs on go-redis clients (NewWithClient, including Redis Cluster and
+// Sentinel failover clients), an instance that does not hold its key
+// acquires with a plain SET NX PX (no script, no extra Redis CPU), and the
+// Lua scripts are loaded ahead of EVALSHA so that a fresh or flushed server
+// cannot trip go-zero's circuit breaker.
+package redislock

@@ -1,0 +1,18 @@
+package redislock
+
+import "errors"
+
+var (
+	// ErrInvalidExpiry is returned by AcquireCtx when the expiry plus the
+	// tolerance is not a positive number of milliseconds.
+	ErrInvalidExpiry = errors.New("redislock: expiry plus tolerance must be at least 1ms")
+
+	// ErrUnexpectedReply is returned when Redis answers a lock script with a
+	// reply the script cannot produce, which means something other than this
+	// package wrote the key or the server is not Redis-compatible.
+	ErrUnexpectedReply = errors.New("redislock: unexpected reply from redis")
+
+	// ErrNoExpiry is returned by TTL when the lock's key exists without an
+	// expiry, which a lock never leaves behind: another writer set the key.
+	ErrNoExpiry = errors.New("redislock: key exists without an expiry")
+)

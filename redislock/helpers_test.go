@@ -1,0 +1,69 @@
+package redislock_test
+
+import (
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+	"go.uber.org/goleak"
+
+	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+// leakOptions ignores goroutines that are not the lock's: go-zero's
+// process-wide signal and CPU-stat loops, started by its init functions,
+// and the redial loop go-redis runs for a pool whose server is gone (go-zero
+// keeps one pool per address for the life of the process).
+func leakOptions() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/proc.init.1.func1"),
+		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/stat.init.1.func1"),
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"),
+	}
+}
+
+// backend builds locks on one kind of store.
+type backend struct {
+	name    string
+	newLock func(key string, opts ...redislock.Option) *redislock.RedisLock
+}
+
+// backends returns the two stores a user can hand the lock, both on srv:
+// go-zero's *redis.Redis and a go-redis client.
+func backends(t *testing.T, srv *redistest.Server) []backend {
+	t.Helper()
+	zstore := newGoZeroStore(t, srv)
+	client := srv.Client(t)
+	return []backend{
+		{"go-zero", func(key string, opts ...redislock.Option) *redislock.RedisLock {
+			return redislock.NewRedisLock(zstore, key, opts...)
+		}},
+		{"go-redis", func(key string, opts ...redislock.Option) *redislock.RedisLock {
+			return redislock.NewWithClient(client, key, opts...)
+		}},
+	}
+}
+
+// eachBackend runs f once per backend, each with its own key.
+func eachBackend(t *testing.T, srv *redistest.Server,
+	f func(t *testing.T, b backend, admin *redis.Client, key string)) {
+	t.Helper()
+	admin := srv.Client(t)
+	for _, b := range backends(t, srv) {
+		t.Run(b.name, func(t *testing.T) {
+			f(t, b, admin, "zerolock-test:"+t.Name())
+		})
+	}
+}
+
+// newGoZeroStore returns go-zero's store for srv. DisableIdentity keeps
+// go-zero from sending CLIENT SETINFO, which redis-server before 7.2 rejects
+// and go-zero's breaker counts as a failure on every new connection;
+// NonBlock lets it be built for a server that is down.
+func newGoZeroStore(t *testing.T, srv *redistest.Server) *zredis.Redis {
+	t.Helper()
+	return zredis.MustNewRedis(zredis.RedisConf{
+		Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true,
+	})
+}

@@ -1,0 +1,67 @@
+package redislock
+
+import "sync"
+
+// holdState tracks whether the lock's key may hold this instance's token.
+//
+// Only an acquire by this instance can write its token, so while no acquire
+// is in flight and none has succeeded (or ended unknown) since the key was
+// last seen without the token, the key certainly does not hold it. Then a
+// plain SET NX PX gives the same answer as the re-entrant script, with no
+// script on the server: that is the common path (a fresh lock, a lock after
+// Release or after a refused try). In every other case the script decides.
+//
+// Getting this wrong in the unsafe direction is impossible: SET NX never
+// takes a key somebody else holds. The bookkeeping only has to make sure a
+// re-entrant acquire is never answered by SET NX.
+type holdState struct {
+	mu       sync.Mutex
+	mayHold  bool
+	inflight int    // acquires sent and not yet answered
+	gains    uint64 // acquires that ended acquired or unknown
+}
+
+// beginAcquire reports whether the script is needed and the gains seen now.
+func (s *holdState) beginAcquire() (reentrant bool, seen uint64) {
+	s.mu.Lock()
+	reentrant = s.mayHold
+	s.mayHold = true
+	s.inflight++
+	seen = s.gains
+	s.mu.Unlock()
+	return reentrant, seen
+}
+
+// endAcquire records an acquire's outcome: held reports that the key may
+// hold the token afterwards (acquired, or failed with unknown outcome).
+func (s *holdState) endAcquire(seen uint64, held bool) {
+	s.mu.Lock()
+	s.inflight--
+	if held {
+		s.gains++
+	} else {
+		s.clearIfQuiet(seen)
+	}
+	s.mu.Unlock()
+}
+
+// beginRelease returns the gains seen when a release is sent.
+func (s *holdState) beginRelease() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gains
+}
+
+// endRelease records a release that Redis answered: the key no longer holds
+// the token, unless an acquire raced it.
+func (s *holdState) endRelease(seen uint64) {
+	s.mu.Lock()
+	s.clearIfQuiet(seen)
+	s.mu.Unlock()
+}
+
+func (s *holdState) clearIfQuiet(seen uint64) {
+	if s.inflight == 0 && s.gains == seen {
+		s.mayHold = false
+	}
+}

@@ -1,0 +1,192 @@
+package redislock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+)
+
+// A RedisLock is a lock on one Redis key, identified by a random token.
+// It is safe for concurrent use; all its methods may be called from several
+// goroutines, and acquiring again while holding refreshes the expiry.
+type RedisLock struct {
+	store     Store
+	key       string
+	token     string
+	tolerance time.Duration
+	expiry    atomic.Int64 // time.Duration
+	state     holdState
+}
+
+// NewRedisLock returns a lock on key in go-zero's store, with go-zero's
+// defaults: no expiry beyond the 500 ms tolerance until SetExpire is called.
+func NewRedisLock(store *zredis.Redis, key string, opts ...Option) *RedisLock {
+	return New(GoZeroStore(store), key, opts...)
+}
+
+// NewWithClient returns a lock on key in a go-redis client: a *redis.Client,
+// a *redis.ClusterClient or a Sentinel *redis.FailoverClient (ClusterClient
+// for go-redis's failover cluster mode).
+func NewWithClient(client redis.UniversalClient, key string, opts ...Option) *RedisLock {
+	return New(client, key, opts...)
+}
+
+// New returns a lock on key in any Store.
+func New(store Store, key string, opts ...Option) *RedisLock {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	rl := &RedisLock{
+		store:     store,
+		key:       key,
+		token:     newToken(),
+		tolerance: o.tolerance,
+	}
+	rl.expiry.Store(int64(o.expiry))
+	return rl
+}
+
+// Key returns the Redis key of the lock.
+func (rl *RedisLock) Key() string {
+	return rl.key
+}
+
+// SetExpire sets the expiry in whole seconds, as go-zero's RedisLock does.
+// It applies to the next acquire. A negative value makes AcquireCtx return
+// ErrInvalidExpiry.
+func (rl *RedisLock) SetExpire(seconds int) {
+	rl.SetExpiry(time.Duration(seconds) * time.Second)
+}
+
+// SetExpiry sets the expiry with millisecond precision (it is rounded up to
+// whole milliseconds). It applies to the next acquire. A negative value
+// makes AcquireCtx return ErrInvalidExpiry.
+func (rl *RedisLock) SetExpiry(expiry time.Duration) {
+	rl.expiry.Store(int64(expiry))
+}
+
+// Acquire is AcquireCtx with context.Background().
+func (rl *RedisLock) Acquire() (bool, error) {
+	return rl.AcquireCtx(context.Background())
+}
+
+// AcquireCtx tries once to take the lock. It reports true when the lock is
+// held by this instance afterwards (taken, or already held and its expiry
+// refreshed) and false, with a nil error, when another holder has it.
+//
+// It returns ErrInvalidExpiry for a negative or empty expiry, and a wrapped
+// store error when Redis cannot answer; errors.Is(err, ctx.Err()) holds when
+// the context ended. After an error the lock may or may not be held; a later
+// AcquireCtx or ReleaseCtx on the same instance settles it.
+func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
+	px, err := rl.px()
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, rl.wrap(ctx, "acquire", err)
+	}
+
+	reentrant, seen := rl.state.beginAcquire()
+	var ok bool
+	if reentrant {
+		ok, err = rl.acquireScript(ctx, px)
+	} else {
+		ok, err = rl.store.SetNX(ctx, rl.key, rl.token, px).Result()
+	}
+	rl.state.endAcquire(seen, ok || err != nil)
+	if err != nil {
+		return false, rl.wrap(ctx, "acquire", err)
+	}
+	return ok, nil
+}
+
+func (rl *RedisLock) acquireScript(ctx context.Context, px time.Duration) (bool, error) {
+	reply, err := acquireScript.run(ctx, rl.store, []string{rl.key},
+		rl.token, px.Milliseconds()).Result()
+	if err != nil {
+		return false, err
+	}
+	switch reply := reply.(type) {
+	case string:
+		if reply == "OK" {
+			return true, nil
+		}
+	case int64:
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+}
+
+// Release is ReleaseCtx with context.Background().
+func (rl *RedisLock) Release() (bool, error) {
+	return rl.ReleaseCtx(context.Background())
+}
+
+// ReleaseCtx deletes the lock's key if, and only if, it still holds this
+// instance's token. It reports false, with a nil error, when the lock was
+// not held (never taken, expired, or taken by another holder since).
+//
+// It returns a wrapped store error when Redis cannot answer;
+// errors.Is(err, ctx.Err()) holds when the context ended. Callers that
+// release on the way out of a request should pass a context that is not
+// already cancelled, such as context.WithoutCancel(ctx).
+func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, rl.wrap(ctx, "release", err)
+	}
+	seen := rl.state.beginRelease()
+	reply, err := releaseScript.run(ctx, rl.store, []string{rl.key}, rl.token).Result()
+	if err != nil {
+		return false, rl.wrap(ctx, "release", err)
+	}
+	rl.state.endRelease(seen)
+	n, ok := reply.(int64)
+	if !ok {
+		return false, rl.wrap(ctx, "release", fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
+	}
+	return n == 1, nil
+}
+
+// TTL reports how long the lock's key has left to live as Redis sees it,
+// whoever holds it, and 0 when nobody does. It returns ErrNoExpiry when the
+// key exists without an expiry, and a wrapped store error when Redis cannot
+// answer.
+func (rl *RedisLock) TTL(ctx context.Context) (time.Duration, error) {
+	ttl, err := rl.store.PTTL(ctx, rl.key).Result()
+	switch {
+	case err != nil:
+		return 0, rl.wrap(ctx, "ttl", err)
+	case ttl == -2:
+		return 0, nil
+	case ttl == -1:
+		return 0, rl.wrap(ctx, "ttl", ErrNoExpiry)
+	}
+	return ttl, nil
+}
+
+// px is the expiry sent to Redis: the expiry plus the tolerance, rounded up
+// to whole milliseconds.
+func (rl *RedisLock) px() (time.Duration, error) {
+	expiry := time.Duration(rl.expiry.Load())
+	px := expiry + rl.tolerance
+	if expiry < 0 || px < time.Millisecond {
+		return 0, ErrInvalidExpiry
+	}
+	return (px + time.Millisecond - 1).Truncate(time.Millisecond), nil
+}
+
+// wrap names the operation and key, and makes errors.Is(err, ctx.Err())
+// hold whenever the context has ended, whatever the store returned.
+func (rl *RedisLock) wrap(ctx context.Context, op string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("redislock: %s %q: %w (%w)", op, rl.key, err, ctxErr)
+	}
+	return fmt.Errorf("redislock: %s %q: %w", op, rl.key, err)
+}

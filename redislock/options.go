@@ -1,0 +1,37 @@
+package redislock
+
+import "time"
+
+// DefaultTolerance is added to the expiry sent to Redis, as go-zero does, so
+// that a lock set to expire after n seconds is not lost to clock rounding
+// and network delay before n seconds have passed for its holder.
+const DefaultTolerance = 500 * time.Millisecond
+
+// An Option customizes a RedisLock.
+type Option func(*options)
+
+type options struct {
+	expiry    time.Duration
+	tolerance time.Duration
+}
+
+func defaultOptions() options {
+	return options{tolerance: DefaultTolerance}
+}
+
+// WithExpiry sets the initial expiry of the lock with millisecond precision,
+// for expiries that SetExpire's whole seconds cannot express. The default is
+// go-zero's: 0, so that only the tolerance keeps the key alive.
+func WithExpiry(expiry time.Duration) Option {
+	return func(o *options) {
+		o.expiry = expiry
+	}
+}
+
+// WithTolerance replaces the 500 ms that is added to the expiry sent to
+// Redis. Zero is allowed when the expiry itself is positive.
+func WithTolerance(tolerance time.Duration) Option {
+	return func(o *options) {
+		o.tolerance = tolerance
+	}
+}
