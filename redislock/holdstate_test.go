@@ -1,0 +1,77 @@
+package redislock
+
+import "testing"
+
+func TestHoldState(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps func(s *holdState)
+		want  bool // mayHold afterwards: the next acquire must use the script
+	}{
+		{"fresh", func(s *holdState) {}, false},
+		{"acquired", func(s *holdState) {
+			_, seen := s.beginAcquire()
+			s.endAcquire(seen, true)
+		}, true},
+		{"failed with unknown outcome (reply lost)", func(s *holdState) {
+			_, seen := s.beginAcquire()
+			s.endAcquire(seen, true) // AcquireCtx passes ok || err != nil
+		}, true},
+		{"refused", func(s *holdState) {
+			_, seen := s.beginAcquire()
+			s.endAcquire(seen, false)
+		}, false},
+		{"acquired then released", func(s *holdState) {
+			_, seen := s.beginAcquire()
+			s.endAcquire(seen, true)
+			s.endRelease(s.beginRelease())
+		}, false},
+		{"refused while another acquire of the same instance succeeded", func(s *holdState) {
+			_, a := s.beginAcquire()
+			_, b := s.beginAcquire()
+			s.endAcquire(b, true)
+			s.endAcquire(a, false)
+		}, true},
+		{"refused while another acquire is in flight", func(s *holdState) {
+			_, a := s.beginAcquire()
+			s.beginAcquire()
+			s.endAcquire(a, false)
+		}, true},
+		{"release answered while an acquire is in flight", func(s *holdState) {
+			seen := s.beginRelease()
+			s.beginAcquire()
+			s.endRelease(seen)
+		}, true},
+		{"acquire succeeded between release sent and answered", func(s *holdState) {
+			seen := s.beginRelease()
+			_, a := s.beginAcquire()
+			s.endAcquire(a, true)
+			s.endRelease(seen)
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s holdState
+			tc.steps(&s)
+			if reentrant, _ := s.beginAcquire(); reentrant != tc.want {
+				t.Fatalf("next acquire reentrant = %v, want %v", reentrant, tc.want)
+			}
+		})
+	}
+}
+
+func TestTokens(t *testing.T) {
+	const n = 100_000
+	seen := make(map[string]struct{}, n)
+	for i := 0; i < n; i++ {
+		tok := newToken()
+		// 26 base32 characters carry 130 bits; rand.Text fills them from
+		// 128+ random bits.
+		if len(tok) != 26 {
+			t.Fatalf("token %q has %d characters, want 26", tok, len(tok))
+		}
+		if _, dup := seen[tok]; dup {
+			t.Fatalf("token %q repeated after %d tokens", tok, i)
+		}
+		seen[tok] = struct{}{}
+	}
+}
