@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/rest"
+	"github.com/zeromicro/go-zero/rest/httpx"
+
+	"github.com/zerolock/zerolock/example/api/internal/config"
+	"github.com/zerolock/zerolock/example/api/internal/errorx"
+	"github.com/zerolock/zerolock/example/api/internal/handler"
+	"github.com/zerolock/zerolock/example/api/internal/svc"
+	"github.com/zerolock/zerolock/internal/redistest"
+)
+
+func TestMain(m *testing.M) {
+	logx.Disable()
+	os.Exit(m.Run())
+}
+
+// loadConfig reads the repository's etc/api.yaml, as go run does.
+func loadConfig(t *testing.T) config.Config {
+	t.Helper()
+	var c config.Config
+	conf.MustLoad(filepath.Join("..", "..", "etc", "api.yaml"), &c, conf.UseEnv())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Port = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return c
+}
+
+// startServer runs the service as main does, on c's port, until the test ends.
+func startServer(t *testing.T, c config.Config) (base string, sc *svc.ServiceContext) {
+	t.Helper()
+	server := rest.MustNewServer(c.RestConf)
+	sc = svc.NewServiceContext(c)
+	httpx.SetErrorHandlerCtx(errorx.Handler)
+	handler.RegisterHandlers(server, sc)
+	started := make(chan *http.Server, 1)
+	go server.StartWithOpts(func(s *http.Server) { started <- s })
+	hs := <-started
+	t.Cleanup(func() {
+		_ = hs.Shutdown(context.Background())
+		sc.Close()
+	})
+	base = fmt.Sprintf("http://127.0.0.1:%d", c.Port)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(base + "/stock/sku-1"); err == nil {
+			resp.Body.Close()
+			return base, sc
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("server did not start")
+	return "", nil
+}
+
+func deduct(t *testing.T, base, sku string, count int) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(base+"/stock/"+sku+"/deduct", "application/json",
+		strings.NewReader(fmt.Sprintf(`{"count":%d}`, count)))
+	if err != nil {
+		t.Error(err)
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Errorf("status %d with a body that is not JSON: %v", resp.StatusCode, err)
+	}
+	return resp.StatusCode, body
+}
+
+func stockOf(t *testing.T, base, sku string) int {
+	t.Helper()
+	resp, err := http.Get(base + "/stock/" + sku)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Stock int }
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Stock
+}
+
+func TestEmbeddedMiniredisWhenNoHost(t *testing.T) {
+	t.Setenv("ZEROLOCK_REDIS_HOST", "")
+	c := loadConfig(t)
+	if c.Redis.Host != "" {
+		t.Fatalf("etc/api.yaml names Redis host %q without ZEROLOCK_REDIS_HOST", c.Redis.Host)
+	}
+	c.DeductHold = 0
+	base, _ := startServer(t, c)
+	checkDeductions(t, base)
+}
+
+func TestRealRedisFromConfig(t *testing.T) {
+	srv := redistest.Start(t)
+	t.Setenv("ZEROLOCK_REDIS_HOST", srv.Addr())
+	c := loadConfig(t)
+	c.DeductHold = 0
+	base, sc := startServer(t, c)
+	if sc.Config.Redis.Host != srv.Addr() {
+		t.Fatalf("service uses %q, want the configured %q", sc.Config.Redis.Host, srv.Addr())
+	}
+	checkDeductions(t, base)
+	if n := srv.Client(t).Exists(context.Background(), svc.StockKey("sku-1")).Val(); n != 1 {
+		t.Fatal("the stock was not written to the configured Redis")
+	}
+}
+
+// checkDeductions sends 20 concurrent deductions of one unit: each is
+// either done (200) or refused as busy (409, JSON), and the stock left is
+// exactly the seed minus the successful ones.
+func checkDeductions(t *testing.T, base string) {
+	t.Helper()
+	before := stockOf(t, base, "sku-1")
+	var (
+		mu    sync.Mutex
+		codes = map[int]int{}
+		wg    sync.WaitGroup
+	)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, body := deduct(t, base, "sku-1", 1)
+			if code == http.StatusConflict && body["message"] == nil {
+				t.Errorf("409 without a message: %v", body)
+			}
+			mu.Lock()
+			codes[code]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if codes[http.StatusOK]+codes[http.StatusConflict] != 20 || codes[http.StatusOK] == 0 {
+		t.Fatalf("status codes %v, want only 200 and 409, at least one 200", codes)
+	}
+	if after := stockOf(t, base, "sku-1"); after != before-codes[http.StatusOK] {
+		t.Fatalf("stock %d -> %d after %d successful deductions", before, after, codes[http.StatusOK])
+	}
+	if code, _ := deduct(t, base, "sku-2", 1000); code != http.StatusUnprocessableEntity {
+		t.Fatalf("over-deduction answered %d, want 422", code)
+	}
+	if code, _ := deduct(t, base, "nope", 1); code != http.StatusNotFound {
+		t.Fatalf("unknown item answered %d, want 404", code)
+	}
+}
+
+// TestBusyItemIsRefused holds a deduction inside its lock and shows that a
+// second one for the same item is refused while another item is not.
+func TestBusyItemIsRefused(t *testing.T) {
+	t.Setenv("ZEROLOCK_REDIS_HOST", "")
+	c := loadConfig(t)
+	c.DeductHold = time.Second
+	base, sc := startServer(t, c)
+
+	done := make(chan int, 1)
+	go func() {
+		code, _ := deduct(t, base, "sku-1", 1)
+		done <- code
+	}()
+	// Wait until the first deduction holds the lock.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if ok, _ := sc.Redis.Exists(svc.LockKey("sku-1")); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("first deduction never took the lock")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if code, body := deduct(t, base, "sku-1", 1); code != http.StatusConflict {
+		t.Fatalf("duplicate while held: %d %v, want 409", code, body)
+	}
+	if code, _ := deduct(t, base, "sku-2", 1); code != http.StatusOK {
+		t.Fatalf("another item while sku-1 is held: %d, want 200", code)
+	}
+	if code := <-done; code != http.StatusOK {
+		t.Fatalf("first deduction: %d, want 200", code)
+	}
+	if ok, _ := sc.Redis.Exists(svc.LockKey("sku-1")); ok {
+		t.Fatal("lock still held after the deduction returned")
+	}
+}

@@ -1,0 +1,23 @@
+// Package config is the configuration of the demo API, loaded from
+// etc/api.yaml.
+package config
+
+import (
+	"time"
+
+	"github.com/zeromicro/go-zero/core/stores/redis"
+	"github.com/zeromicro/go-zero/rest"
+)
+
+// Config is the service configuration.
+type Config struct {
+	rest.RestConf
+	// Redis is the store of the locks and the demo data. With an empty Host
+	// the service starts an embedded miniredis instead.
+	Redis redis.RedisConf `json:",optional"`
+	// SeedStock is the stock each demo item starts with on an empty store.
+	SeedStock map[string]int64 `json:",optional"`
+	// DeductHold is how long a deduction holds the item's lock, standing in
+	// for slow work so that a duplicate can be seen to get 409.
+	DeductHold time.Duration `json:",default=0s"`
+}

@@ -1,0 +1,60 @@
+// Package svc holds the dependencies the handlers and logic share.
+package svc
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/example/api/internal/config"
+)
+
+// ServiceContext is what every handler and logic receives.
+type ServiceContext struct {
+	Config config.Config
+	Redis  *redis.Redis
+
+	embedded *miniredis.Miniredis
+}
+
+// NewServiceContext connects to the configured Redis, or starts an embedded
+// miniredis when the configuration names no host, and seeds the demo stock.
+func NewServiceContext(c config.Config) *ServiceContext {
+	sc := &ServiceContext{Config: c}
+	if c.Redis.Host == "" {
+		sc.embedded = miniredis.NewMiniRedis()
+		if err := sc.embedded.StartAddr("127.0.0.1:0"); err != nil {
+			logx.Must(err)
+		}
+		c.Redis = redis.RedisConf{Host: sc.embedded.Addr(), Type: redis.NodeType, NonBlock: true}
+		logx.Infof("no Redis host configured: started an embedded miniredis at %s", c.Redis.Host)
+	}
+	sc.Config = c
+	sc.Redis = redis.MustNewRedis(c.Redis)
+	for sku, n := range c.SeedStock {
+		if _, err := sc.Redis.SetnxCtx(context.Background(), StockKey(sku), strconv.FormatInt(n, 10)); err != nil {
+			logx.Must(err)
+		}
+	}
+	return sc
+}
+
+// Close stops the embedded miniredis, if one was started.
+func (sc *ServiceContext) Close() {
+	if sc.embedded != nil {
+		sc.embedded.Close()
+	}
+}
+
+// StockKey is the Redis key of an item's stock counter.
+func StockKey(sku string) string {
+	return "demo:stock:" + sku
+}
+
+// LockKey is the Redis key of the lock that guards an item's stock.
+func LockKey(sku string) string {
+	return "demo:lock:stock:" + sku
+}
