@@ -1,0 +1,59 @@
+package middleware
+
+import "time"
+
+// Lock modes.
+const (
+	// ModeInflight releases the lock when the handler returns, so only
+	// concurrent duplicates are refused.
+	ModeInflight = "inflight"
+	// ModeWindow keeps the lock until Expire passes, so repeats that arrive
+	// after the first has finished are refused too. A handler that answers
+	// 5xx or panics releases it at once, so the user's retry is not blocked
+	// by a failure.
+	ModeWindow = "window"
+)
+
+// Defaults of LockConf, as its conf tags declare them.
+const (
+	DefaultPrefix       = "zerolock"
+	DefaultExpire       = 5 * time.Second
+	DefaultMaxBodyBytes = 1 << 20
+)
+
+// LockConf configures a LockMiddleware. It is loaded with go-zero's conf
+// package, defaults included.
+type LockConf struct {
+	// Prefix is the namespace of every lock key.
+	Prefix string `json:",default=zerolock"`
+	// Expire is the lock's lifetime in Redis: the window in window mode, the
+	// safety net that frees a crashed handler's lock in inflight mode.
+	Expire time.Duration `json:",default=5s"`
+	// Mode is inflight or window.
+	Mode string `json:",default=inflight,options=inflight|window"`
+	// FailOpen lets requests through, logged, when Redis cannot be reached.
+	// By default they are refused with 503.
+	FailOpen bool `json:",optional"`
+	// MaxBodyBytes bounds the body read for json:, form: and body keys;
+	// larger bodies are refused with 413.
+	MaxBodyBytes int64 `json:",default=1048576"`
+	// RejectCode is the status of a refused duplicate; it must be a 4xx.
+	RejectCode int `json:",default=409"`
+	// Rules say which routes are locked and on which fields. A request that
+	// matches no rule passes through untouched.
+	Rules []LockRule `json:",optional"`
+}
+
+// LockRule locks one route.
+type LockRule struct {
+	// Method is the HTTP method, such as POST.
+	Method string
+	// Path is the go-zero route pattern, such as /orders/:id/pay.
+	Path string
+	// Keys are the source:name specs whose values identify a request.
+	Keys []string `json:",optional"`
+	// Expire overrides LockConf.Expire for this route.
+	Expire time.Duration `json:",optional"`
+	// Mode overrides LockConf.Mode for this route.
+	Mode string `json:",optional,options=inflight|window"`
+}

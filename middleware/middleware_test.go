@@ -1,0 +1,445 @@
+package middleware_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zeromicro/go-zero/rest"
+	"github.com/zeromicro/go-zero/rest/httpx"
+
+	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/middleware"
+)
+
+// orderReq is what the order handler parses: it must see the body the
+// middleware read, unchanged.
+type orderReq struct {
+	OrderID string `json:"orderId"`
+	Note    string `json:"note,optional"`
+}
+
+// gate is a handler that counts entries and holds each until released.
+type gate struct {
+	entered atomic.Int32
+	inside  chan struct{}
+	release chan struct{}
+	status  int
+}
+
+func newGate() *gate {
+	return &gate{inside: make(chan struct{}, 100), release: make(chan struct{}), status: http.StatusOK}
+}
+
+func (g *gate) handler(w http.ResponseWriter, r *http.Request) {
+	var req orderReq
+	if err := httpx.Parse(r, &req); err != nil {
+		httpx.ErrorCtx(r.Context(), w, err)
+		return
+	}
+	g.entered.Add(1)
+	g.inside <- struct{}{}
+	<-g.release
+	httpx.WriteJsonCtx(r.Context(), w, g.status, map[string]string{"orderId": req.OrderID})
+}
+
+func ordersConf(mode string, expire time.Duration) middleware.LockConf {
+	return middleware.LockConf{
+		Expire: expire,
+		Mode:   mode,
+		Rules: []middleware.LockRule{{
+			Method: http.MethodPost, Path: "/orders", Keys: []string{"claim:userId", "json:orderId"},
+		}},
+	}
+}
+
+func TestConcurrentDuplicatesOneReachesHandler(t *testing.T) {
+	srv := redistest.Start(t)
+	m := mustMiddleware(t, ordersConf(middleware.ModeInflight, 5*time.Second), newStore(srv))
+	g := newGate()
+	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) },
+		[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: g.handler}},
+		rest.WithJwt(jwtSecret))
+	alice, bob := token(t, 1001), token(t, 1002)
+
+	const n = 20
+	results := make(chan result, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results <- do(t, http.MethodPost, base+"/orders", `{"orderId":"A-1"}`, "Authorization", "Bearer "+alice)
+		}()
+	}
+	<-g.inside // one request holds the lock; all others must be refused meanwhile
+	rejected := 0
+	for rejected < n-1 {
+		r := <-results
+		if r.status != http.StatusConflict {
+			t.Fatalf("duplicate answered %d %s, want 409", r.status, r.body)
+		}
+		if secs, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || secs < 1 || secs > 5 {
+			t.Fatalf("Retry-After = %q, want 1..5 seconds", r.header.Get("Retry-After"))
+		}
+		var body struct{ Code, Message string }
+		if err := json.Unmarshal([]byte(r.body), &body); err != nil || body.Code != "duplicate_request" {
+			t.Fatalf("409 body %q is not the JSON refusal", r.body)
+		}
+		rejected++
+	}
+
+	// While alice's A-1 is held: bob's A-1 and alice's A-2 are not blocked.
+	others := make(chan result, 2)
+	go func() {
+		others <- do(t, http.MethodPost, base+"/orders", `{"orderId":"A-1"}`, "Authorization", "Bearer "+bob)
+	}()
+	go func() {
+		others <- do(t, http.MethodPost, base+"/orders", `{"orderId":"A-2"}`, "Authorization", "Bearer "+alice)
+	}()
+	<-g.inside
+	<-g.inside
+	close(g.release)
+	wg.Wait()
+	if r := <-results; r.status != http.StatusOK || !strings.Contains(r.body, "A-1") {
+		t.Fatalf("the one admitted request answered %d %s", r.status, r.body)
+	}
+	for i := 0; i < 2; i++ {
+		if r := <-others; r.status != http.StatusOK {
+			t.Fatalf("another user or order answered %d %s, want 200", r.status, r.body)
+		}
+	}
+	if got := g.entered.Load(); got != 3 {
+		t.Fatalf("%d requests reached the handler, want 3 (one duplicate group, two others)", got)
+	}
+	// Inflight mode: the same request is allowed again once the first ended.
+	go func() { <-g.inside }()
+	if r := do(t, http.MethodPost, base+"/orders", `{"orderId":"A-1"}`, "Authorization", "Bearer "+alice); r.status != http.StatusOK {
+		t.Fatalf("the same request after the first ended: %d, want 200", r.status)
+	}
+}
+
+func TestWindowModeRefusesSequentialRepeats(t *testing.T) {
+	srv := redistest.Start(t)
+	const window = 400 * time.Millisecond
+	m := mustMiddleware(t, ordersConf(middleware.ModeWindow, window), newStore(srv))
+	var entered atomic.Int32
+	status := atomic.Int32{}
+	status.Store(http.StatusOK)
+	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) },
+		[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: func(w http.ResponseWriter, r *http.Request) {
+			entered.Add(1)
+			if status.Load() == 0 {
+				panic("handler failed")
+			}
+			w.WriteHeader(int(status.Load()))
+		}}}, rest.WithJwt(jwtSecret))
+	auth := "Bearer " + token(t, "u-7")
+	post := func(order string) result {
+		return do(t, http.MethodPost, base+"/orders", `{"orderId":"`+order+`"}`, "Authorization", auth)
+	}
+
+	start := time.Now()
+	if r := post("W-1"); r.status != http.StatusOK {
+		t.Fatalf("first request: %d %s", r.status, r.body)
+	}
+	if r := post("W-1"); r.status != http.StatusConflict {
+		t.Fatalf("repeat inside the window: %d, want 409", r.status)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for post("W-1").status == http.StatusConflict {
+		if time.Now().After(deadline) {
+			t.Fatal("the window never ended")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if elapsed := time.Since(start); elapsed < window {
+		t.Fatalf("repeat allowed after %v, inside the %v window", elapsed, window)
+	}
+
+	// A 5xx or a panic releases at once: the retry runs.
+	for _, tc := range []struct {
+		name   string
+		status int32
+	}{{"5xx", http.StatusBadGateway}, {"panic", 0}} {
+		status.Store(tc.status)
+		first := post("W-" + tc.name)
+		if tc.status != 0 && first.status != int(tc.status) {
+			t.Fatalf("%s: first answered %d", tc.name, first.status)
+		}
+		status.Store(http.StatusOK)
+		if r := post("W-" + tc.name); r.status != http.StatusOK {
+			t.Fatalf("retry after a %s answered %d, want 200 (lock released early)", tc.name, r.status)
+		}
+	}
+}
+
+func TestInflightReleasesOnPanic(t *testing.T) {
+	srv := redistest.Start(t)
+	m := mustMiddleware(t, middleware.LockConf{Rules: []middleware.LockRule{{
+		Method: http.MethodPost, Path: "/pay/:id", Keys: []string{"path:id", "ip"},
+	}}}, newStore(srv))
+	var panicked atomic.Bool
+	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) },
+		[]rest.Route{{Method: http.MethodPost, Path: "/pay/:id", Handler: func(w http.ResponseWriter, r *http.Request) {
+			if !panicked.Swap(true) {
+				panic("first call fails")
+			}
+			w.WriteHeader(http.StatusOK)
+		}}})
+	if r := do(t, http.MethodPost, base+"/pay/9", ""); r.status != http.StatusInternalServerError {
+		t.Fatalf("panicking handler answered %d, want go-zero's 500", r.status)
+	}
+	if r := do(t, http.MethodPost, base+"/pay/9", ""); r.status != http.StatusOK {
+		t.Fatalf("after a panic the lock was kept: %d", r.status)
+	}
+	if keys := srv.Client(t).Keys(context.Background(), "zerolock:*").Val(); len(keys) != 0 {
+		t.Fatalf("locks left in Redis: %v", keys)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	srv := redistest.Start(t)
+	m := mustMiddleware(t, middleware.LockConf{
+		MaxBodyBytes: 64,
+		Rules: []middleware.LockRule{
+			{Method: http.MethodPost, Path: "/orders", Keys: []string{"header:Idempotency-Key", "json:order.items.0.sku"}},
+			{Method: http.MethodPost, Path: "/forms", Keys: []string{"form:ticket", "query:shop"}},
+		},
+	}, newStore(srv))
+	var parsed atomic.Value
+	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+		{Method: http.MethodPost, Path: "/orders", Handler: func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				Order struct {
+					Items []struct {
+						Sku string `json:"sku"`
+					} `json:"items"`
+				} `json:"order"`
+			}
+			if err := httpx.Parse(r, &req); err != nil {
+				httpx.ErrorCtx(r.Context(), w, err)
+				return
+			}
+			parsed.Store(req.Order.Items[0].Sku)
+			w.WriteHeader(http.StatusOK)
+		}},
+		{Method: http.MethodPost, Path: "/forms", Handler: func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				Ticket string `form:"ticket"`
+			}
+			if err := httpx.Parse(r, &req); err != nil {
+				httpx.ErrorCtx(r.Context(), w, err)
+				return
+			}
+			parsed.Store(req.Ticket)
+			w.WriteHeader(http.StatusOK)
+		}},
+	})
+	good := `{"order":{"items":[{"sku":"s-1"}]}}`
+	chunked := func(body string) *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, base+"/orders", strings.NewReader(body))
+		req.ContentLength = -1 // sent chunked, without Content-Length
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "k-1")
+		return req
+	}
+	form := func(body, query string, headers ...string) *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, base+"/forms"+query, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Add(headers[i], headers[i+1])
+		}
+		return req
+	}
+	orders := func(body string, headers ...string) *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, base+"/orders", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Add(headers[i], headers[i+1])
+		}
+		return req
+	}
+	for _, tc := range []struct {
+		name     string
+		req      *http.Request
+		status   int
+		code     string
+		mentions string
+	}{
+		{"missing header", orders(good), http.StatusBadRequest, "missing_field", "header:Idempotency-Key"},
+		{"empty header", orders(good, "Idempotency-Key", ""), http.StatusBadRequest, "missing_field", "header:Idempotency-Key"},
+		{"repeated header", orders(good, "Idempotency-Key", "a", "Idempotency-Key", "b"), http.StatusBadRequest, "ambiguous_field", "header:Idempotency-Key"},
+		{"missing json field", orders(`{"order":{"items":[]}}`, "Idempotency-Key", "k"), http.StatusBadRequest, "missing_field", "json:order.items.0.sku"},
+		{"malformed json", orders(`{"order":`, "Idempotency-Key", "k"), http.StatusBadRequest, "malformed_body", "json:order.items.0.sku"},
+		{"trailing json", orders(good+`{}`, "Idempotency-Key", "k"), http.StatusBadRequest, "malformed_body", "json:"},
+		{"empty body", orders("", "Idempotency-Key", "k"), http.StatusBadRequest, "malformed_body", "json:"},
+		{"too large", orders(`{"order":{"items":[{"sku":"`+strings.Repeat("x", 100)+`"}]}}`, "Idempotency-Key", "k"), http.StatusRequestEntityTooLarge, "body_too_large", "too large"},
+		{"too large chunked", chunked(`{"order":{"items":[{"sku":"` + strings.Repeat("x", 100) + `"}]}}`), http.StatusRequestEntityTooLarge, "body_too_large", "too large"},
+		{"missing form field", form("other=1", "?shop=s"), http.StatusBadRequest, "missing_field", "form:ticket"},
+		{"repeated form field", form("ticket=1&ticket=2", "?shop=s"), http.StatusBadRequest, "ambiguous_field", "form:ticket"},
+		{"form field in body and query", form("ticket=1", "?shop=s&ticket=2"), http.StatusBadRequest, "ambiguous_field", "form:ticket"},
+		{"repeated query", form("ticket=1", "?shop=a&shop=b"), http.StatusBadRequest, "ambiguous_field", "query:shop"},
+		{"missing query", form("ticket=1", ""), http.StatusBadRequest, "missing_field", "query:shop"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := send(t, tc.req)
+			if r.status != tc.status {
+				t.Fatalf("status %d %s, want %d", r.status, r.body, tc.status)
+			}
+			var body struct{ Code, Message string }
+			if err := json.Unmarshal([]byte(r.body), &body); err != nil || body.Code != tc.code {
+				t.Fatalf("body %q is not the JSON error with code %q", r.body, tc.code)
+			}
+			if !strings.Contains(body.Message, tc.mentions) {
+				t.Fatalf("message %q does not name %q", body.Message, tc.mentions)
+			}
+		})
+	}
+
+	// Good requests: the handler parses the very body the middleware read.
+	if r := send(t, chunked(good)); r.status != http.StatusOK || parsed.Load() != "s-1" {
+		t.Fatalf("chunked good request: %d %s, handler parsed %v", r.status, r.body, parsed.Load())
+	}
+	if r := send(t, orders(good, "Idempotency-Key", "k-2")); r.status != http.StatusOK || parsed.Load() != "s-1" {
+		t.Fatalf("good request: %d %s, handler parsed %v", r.status, r.body, parsed.Load())
+	}
+	if r := send(t, form("ticket=t-9", "?shop=s")); r.status != http.StatusOK || parsed.Load() != "t-9" {
+		t.Fatalf("good form: %d %s, handler parsed %v", r.status, r.body, parsed.Load())
+	}
+}
+
+func TestRedisDown(t *testing.T) {
+	srv := redistest.Start(t)
+	store := newStore(srv)
+	srv.Kill()
+	conf := middleware.LockConf{Rules: []middleware.LockRule{{
+		Method: http.MethodPost, Path: "/pay/:id", Keys: []string{"path:id", "header:X-User"},
+	}}}
+	for _, tc := range []struct {
+		name     string
+		failOpen bool
+		want     int
+	}{{"fail closed", false, http.StatusServiceUnavailable}, {"fail open", true, http.StatusOK}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := conf
+			c.FailOpen = tc.failOpen
+			m := mustMiddleware(t, c, store)
+			base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+				{Method: http.MethodPost, Path: "/pay/:id", Handler: func(w http.ResponseWriter, r *http.Request) {}},
+				{Method: http.MethodGet, Path: "/free", Handler: func(w http.ResponseWriter, r *http.Request) {}},
+			})
+			r := do(t, http.MethodPost, base+"/pay/1", "", "X-User", "u")
+			if r.status != tc.want {
+				t.Fatalf("with Redis down: %d %s, want %d", r.status, r.body, tc.want)
+			}
+			if tc.want == http.StatusServiceUnavailable && !strings.Contains(r.body, `"code":"lock_unavailable"`) {
+				t.Fatalf("503 body %q is not the JSON refusal", r.body)
+			}
+			if r := do(t, http.MethodGet, base+"/free", ""); r.status != http.StatusOK {
+				t.Fatalf("unmatched route with Redis down: %d, want 200 (passes through)", r.status)
+			}
+		})
+	}
+}
+
+func TestUserErrorHandlerShapesRefusals(t *testing.T) {
+	srv := redistest.Start(t)
+	m := mustMiddleware(t, middleware.LockConf{Rules: []middleware.LockRule{{
+		Method: http.MethodPost, Path: "/x", Keys: []string{"header:X-Id"},
+	}}}, newStore(srv))
+	httpx.SetErrorHandlerCtx(func(ctx context.Context, err error) (int, any) {
+		var e *middleware.Error
+		if errors.As(err, &e) {
+			return e.StatusCode(), map[string]any{"errcode": 4001, "errmsg": e.Code, "missing": errors.Is(err, middleware.ErrMissingField)}
+		}
+		return http.StatusBadRequest, map[string]any{"errmsg": err.Error()}
+	})
+	t.Cleanup(func() { httpx.SetErrorHandlerCtx(nil) })
+	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+		{Method: http.MethodPost, Path: "/x", Handler: func(w http.ResponseWriter, r *http.Request) {}},
+	})
+	r := do(t, http.MethodPost, base+"/x", "")
+	if r.status != http.StatusBadRequest || !strings.Contains(r.body, `"errcode":4001`) || !strings.Contains(r.body, `"missing":true`) {
+		t.Fatalf("custom handler not used: %d %s", r.status, r.body)
+	}
+}
+
+func TestForRule(t *testing.T) {
+	srv := redistest.Start(t)
+	m := mustMiddleware(t, middleware.LockConf{Mode: middleware.ModeWindow, Expire: time.Minute}, newStore(srv))
+	lockPay, err := m.ForRule(middleware.LockRule{Method: http.MethodPost, Path: "/pay/:id", Keys: []string{"path:id", "ip"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entered atomic.Int32
+	base := serve(t, func(s *rest.Server) {},
+		rest.WithMiddlewares([]rest.Middleware{lockPay}, rest.Route{
+			Method: http.MethodPost, Path: "/pay/:id",
+			Handler: func(w http.ResponseWriter, r *http.Request) { entered.Add(1) },
+		}))
+	for i, want := range []int{http.StatusOK, http.StatusConflict} {
+		if r := do(t, http.MethodPost, base+"/pay/5", ""); r.status != want {
+			t.Fatalf("request %d: %d, want %d", i, r.status, want)
+		}
+	}
+	if r := do(t, http.MethodPost, base+"/pay/6", ""); r.status != http.StatusOK {
+		t.Fatalf("another id: %d, want 200", r.status)
+	}
+	if entered.Load() != 2 {
+		t.Fatalf("%d requests reached the handler, want 2", entered.Load())
+	}
+	if _, err := m.ForRule(middleware.LockRule{Method: "POST", Path: "/p", Keys: []string{"path:id"}}); !errors.Is(err, middleware.ErrBadConfig) {
+		t.Fatalf("ForRule with a path key the pattern lacks: %v, want ErrBadConfig", err)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	rule := func(method, path string, keys ...string) middleware.LockRule {
+		return middleware.LockRule{Method: method, Path: path, Keys: keys}
+	}
+	for _, tc := range []struct {
+		name string
+		conf middleware.LockConf
+		want string
+	}{
+		{"unknown source", middleware.LockConf{Rules: []middleware.LockRule{rule("POST", "/a", "cookie:sid")}}, "cookie"},
+		{"malformed json path", middleware.LockConf{Rules: []middleware.LockRule{rule("POST", "/a", "json:a..b")}}, "json:a..b"},
+		{"path key not in pattern", middleware.LockConf{Rules: []middleware.LockRule{rule("POST", "/a/:id", "path:oid")}}, "path:oid"},
+		{"lower-case method", middleware.LockConf{Rules: []middleware.LockRule{rule("post", "/a", "ip")}}, "method"},
+		{"relative path", middleware.LockConf{Rules: []middleware.LockRule{rule("POST", "a", "ip")}}, "path"},
+		{"two rules for a route", middleware.LockConf{Rules: []middleware.LockRule{rule("POST", "/a", "ip"), rule("POST", "/a", "ip")}}, "/a"},
+		{"unknown mode", middleware.LockConf{Mode: "forever", Rules: []middleware.LockRule{rule("POST", "/a", "ip")}}, "forever"},
+		{"negative expire", middleware.LockConf{Expire: -time.Second, Rules: []middleware.LockRule{rule("POST", "/a", "ip")}}, "expire"},
+		{"5xx reject code", middleware.LockConf{RejectCode: 503}, "RejectCode"},
+		{"negative body limit", middleware.LockConf{MaxBodyBytes: -1}, "MaxBodyBytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := middleware.NewLockMiddleware(tc.conf, nil)
+			if !errors.Is(err, middleware.ErrBadConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want ErrBadConfig mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func ExampleLockMiddleware_ForRule() {
+	m := middleware.MustNewLockMiddleware(middleware.LockConf{}, nil)
+	lockPay, err := m.ForRule(middleware.LockRule{
+		Method: http.MethodPost, Path: "/orders/:id/pay", Keys: []string{"path:id", "claim:userId"},
+	})
+	fmt.Println(err)
+	_ = rest.WithMiddlewares([]rest.Middleware{lockPay}, rest.Route{
+		Method: http.MethodPost, Path: "/orders/:id/pay",
+		Handler: func(w http.ResponseWriter, r *http.Request) {},
+	})
+	// Output: <nil>
+}
