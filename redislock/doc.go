@@ -1,7 +1,8 @@
 // Package redislock is a distributed lock on Redis that is a drop-in for
 // go-zero's core/stores/redis.RedisLock.
 //
-// Switching from go-zero is a change of import path:
+// Switching from go-zero is a change of import path (and of the type name,
+// redis.RedisLock to redislock.RedisLock, where code names it):
 //
 //	lock := redislock.NewRedisLock(store, "order:42") // store is go-zero's *redis.Redis
 //	lock.SetExpire(5)
@@ -24,7 +25,7 @@
 // tolerance can be set in milliseconds (WithExpiry, WithTolerance), the lock
 // also runs on go-redis clients (NewWithClient, including Redis Cluster and
 // Sentinel failover clients), an instance that does not hold its key
-// acquires with a plain SET NX PX (no script, no extra Redis CPU), and the
-// Lua scripts are loaded ahead of EVALSHA so that a fresh or flushed server
-// cannot trip go-zero's circuit breaker.
+// acquires with a plain SET NX PX (no script, no extra Redis CPU), and on
+// go-zero's store the scripts run with EVAL, so the NOSCRIPT replies of a
+// fresh or flushed server cannot reach go-zero's circuit breaker.
 package redislock

@@ -3,28 +3,22 @@ package redislock
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 )
 
-// preloaded records the go-zero store addresses whose scripts have been
-// loaded. It is keyed by address, like go-zero's own connection pools, so it
-// stays small however many *redis.Redis values a program creates.
-var preloaded sync.Map // map[string]struct{}
-
 // GoZeroStore adapts go-zero's *redis.Redis (a node or a cluster, as its
 // RedisConf says) to Store. Commands go through go-zero's client, so its
 // circuit breaker, metrics and tracing see them.
 //
 // go-zero's breaker counts every error reply as a failure, including the
-// NOSCRIPT that EVALSHA gets from a server whose script cache is empty. The
-// adapter therefore loads the lock scripts with SCRIPT LOAD (which cannot
-// answer NOSCRIPT) before its first EVALSHA on an address; after a SCRIPT
-// FLUSH or a failover, the one NOSCRIPT is followed by an EVAL that caches
-// the script again, so a release is never lost to it.
+// NOSCRIPT that EVALSHA gets from a server whose script cache is empty: a
+// fresh server, a promoted replica, or one after SCRIPT FLUSH. The adapter
+// therefore answers EvalSha with EVAL, which cannot get NOSCRIPT: the lock
+// scripts are a few hundred bytes, and only releases and re-entrant
+// acquires run them (a fresh acquire is a plain SET NX PX).
 func GoZeroStore(store *zredis.Redis) Store {
 	return goZeroStore{r: store}
 }
@@ -74,8 +68,13 @@ func (s goZeroStore) Eval(ctx context.Context, script string, keys []string, arg
 	return cmd
 }
 
+// EvalSha runs the script by its source with EVAL; see GoZeroStore.
 func (s goZeroStore) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	s.preload(ctx)
+	for _, sc := range allScripts {
+		if sc.sha == sha1 {
+			return s.Eval(ctx, sc.src, keys, args...)
+		}
+	}
 	cmd := redis.NewCmd(ctx)
 	val, err := s.r.EvalShaCtx(ctx, sha1, keys, args...)
 	setCmd(cmd, val, err)
@@ -88,21 +87,6 @@ func (s goZeroStore) ScriptLoad(ctx context.Context, script string) *redis.Strin
 	cmd.SetVal(sha)
 	cmd.SetErr(err)
 	return cmd
-}
-
-// preload loads every lock script once per address. A failed load is not
-// recorded, so the next EVALSHA tries again; the EVALSHA itself still falls
-// back to EVAL on NOSCRIPT.
-func (s goZeroStore) preload(ctx context.Context) {
-	if _, ok := preloaded.Load(s.r.Addr); ok {
-		return
-	}
-	for _, sc := range allScripts {
-		if err := s.ScriptLoad(ctx, sc.src).Err(); err != nil {
-			return
-		}
-	}
-	preloaded.Store(s.r.Addr, struct{}{})
 }
 
 func setCmd(cmd *redis.Cmd, val any, err error) {

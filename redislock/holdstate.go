@@ -13,7 +13,13 @@ import "sync"
 //
 // Getting this wrong in the unsafe direction is impossible: SET NX never
 // takes a key somebody else holds. The bookkeeping only has to make sure a
-// re-entrant acquire is never answered by SET NX.
+// re-entrant acquire is not answered by SET NX: when another acquire on the
+// same instance overlapped a refused SET NX, the script asks again.
+//
+// One case it cannot see: a call that timed out on the client may still
+// run on the server later, after a release or refusal has cleared the
+// state. A SET NX then refuses a key that holds our own token until it
+// expires. That costs availability for at most one expiry, never safety.
 type holdState struct {
 	mu       sync.Mutex
 	mayHold  bool
@@ -43,6 +49,14 @@ func (s *holdState) endAcquire(seen uint64, held bool) {
 		s.clearIfQuiet(seen)
 	}
 	s.mu.Unlock()
+}
+
+// overlapped reports whether another acquire on this instance is in flight
+// or has ended acquired-or-unknown since the one that saw seen began.
+func (s *holdState) overlapped(seen uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inflight > 1 || s.gains != seen
 }
 
 // beginRelease returns the gains seen when a release is sent.

@@ -99,6 +99,11 @@ func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
 		ok, err = rl.acquireScript(ctx, px)
 	} else {
 		ok, err = rl.store.SetNX(ctx, rl.key, rl.token, px).Result()
+		if err == nil && !ok && rl.state.overlapped(seen) {
+			// Another acquire on this instance ran meanwhile and may have
+			// written our own token, which SET NX cannot recognise.
+			ok, err = rl.acquireScript(ctx, px)
+		}
 	}
 	rl.state.endAcquire(seen, ok || err != nil)
 	if err != nil {

@@ -52,3 +52,14 @@ func TestMiniredisStoreErrorsAreWrapped(t *testing.T) {
 		t.Fatal("TTL with a failing server returned no error")
 	}
 }
+
+func TestMiniredisExpiryRoundsUpToMilliseconds(t *testing.T) {
+	mr := miniredis.RunT(t)
+	store := zredis.New(mr.Addr())
+	lock := redislock.NewRedisLock(store, "k", redislock.WithTolerance(0))
+	lock.SetExpiry(1001 * time.Microsecond)
+	mustAcquire(t, lock, true)
+	if ttl := mr.TTL("k"); ttl != 2*time.Millisecond {
+		t.Fatalf("TTL for 1.001ms = %v, want 2ms (rounded up, never down)", ttl)
+	}
+}

@@ -18,7 +18,7 @@ var (
 	releaseSource string
 	releaseScript = newScript(releaseSource)
 
-	// allScripts are loaded together by stores that preload.
+	// allScripts lets the go-zero adapter find a script by its digest.
 	allScripts = []*script{acquireScript, releaseScript}
 )
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -86,9 +87,16 @@ func (s *Server) Kill() {
 }
 
 // Restart starts the server again on the same port after Kill. With
-// persistence off, it comes back empty.
+// persistence off, it comes back empty. Restarting a running server fails
+// the test.
 func (s *Server) Restart() {
 	s.tb.Helper()
+	s.mu.Lock()
+	running := s.proc != nil
+	s.mu.Unlock()
+	if running {
+		s.tb.Fatal("redistest: Restart of a running server; Kill it first")
+	}
 	if err := s.start(serverPath(s.tb)); err != nil {
 		s.tb.Fatalf("redistest: restart redis-server: %v", err)
 	}
@@ -114,10 +122,10 @@ func (s *Server) start(path string) error {
 		_ = cmd.Wait()
 		close(done)
 	}()
-	if err := waitReady(s.Addr(), done); err != nil {
+	if err := waitReady(s.Addr(), cmd.Process.Pid, done); err != nil {
 		_ = cmd.Process.Kill()
 		<-done
-		return err
+		return fmt.Errorf("%w; log: %s", err, s.logTail())
 	}
 	s.mu.Lock()
 	s.proc, s.done = cmd.Process, done
@@ -125,8 +133,10 @@ func (s *Server) start(path string) error {
 	return nil
 }
 
-// waitReady polls PING until the server answers, exits, or time runs out.
-func waitReady(addr string, exited <-chan struct{}) error {
+// waitReady polls until the server answers with our process's pid, exits,
+// or time runs out. Checking the pid keeps a test from talking to another
+// process that took the port between freePort and the server's bind.
+func waitReady(addr string, pid int, exited <-chan struct{}) error {
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
 	deadline := time.Now().Add(startTimeout)
@@ -137,14 +147,29 @@ func waitReady(addr string, exited <-chan struct{}) error {
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := c.Ping(ctx).Err()
+		info, err := c.InfoMap(ctx, "server").Result()
 		cancel()
 		if err == nil {
+			if got := info["Server"]["process_id"]; got != strconv.Itoa(pid) {
+				return fmt.Errorf("port of %s answered by process %s, not redis-server %d", addr, got, pid)
+			}
 			return nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	return errors.New("redis-server on " + addr + " did not answer PING in time")
+}
+
+// logTail returns the end of the server's log, for start errors.
+func (s *Server) logTail() string {
+	b, err := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+	if err != nil {
+		return "(no log)"
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
 }
 
 func serverPath(tb testing.TB) string {
