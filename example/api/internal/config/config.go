@@ -7,6 +7,8 @@ import (
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
+
+	"github.com/zerolock/zerolock/middleware"
 )
 
 // Config is the service configuration.
@@ -20,4 +22,14 @@ type Config struct {
 	// DeductHold is how long a deduction holds the item's lock, standing in
 	// for slow work so that a duplicate can be seen to get 409.
 	DeductHold time.Duration `json:",default=0s"`
+	// OrderHold is how long creating an order takes, standing in for slow
+	// work, so a double-click can be seen to get 409.
+	OrderHold time.Duration `json:",default=0s"`
+	// Auth signs and checks the demo's JWTs.
+	Auth struct {
+		AccessSecret string
+		AccessExpire int64 `json:",default=3600"`
+	}
+	// Lock is the anti-duplicate middleware's configuration.
+	Lock middleware.LockConf
 }

@@ -6,6 +6,9 @@ import (
 
 	"github.com/zeromicro/go-zero/rest"
 
+	auth "github.com/zerolock/zerolock/example/api/internal/handler/auth"
+	coupon "github.com/zerolock/zerolock/example/api/internal/handler/coupon"
+	order "github.com/zerolock/zerolock/example/api/internal/handler/order"
 	stock "github.com/zerolock/zerolock/example/api/internal/handler/stock"
 	"github.com/zerolock/zerolock/example/api/internal/svc"
 )
@@ -25,5 +28,42 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 				Handler: stock.DeductStockHandler(serverCtx),
 			},
 		},
+	)
+
+	server.AddRoutes(
+		[]rest.Route{
+			{
+				Method:  http.MethodPost,
+				Path:    "/login",
+				Handler: auth.LoginHandler(serverCtx),
+			},
+		},
+	)
+
+	server.AddRoutes(
+		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.Lock},
+			[]rest.Route{
+				{
+					Method:  http.MethodPost,
+					Path:    "/orders",
+					Handler: order.CreateOrderHandler(serverCtx),
+				},
+			}...,
+		),
+		rest.WithJwt(serverCtx.Config.Auth.AccessSecret),
+	)
+
+	server.AddRoutes(
+		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.Lock},
+			[]rest.Route{
+				{
+					Method:  http.MethodPost,
+					Path:    "/coupons/:code/redeem",
+					Handler: coupon.RedeemCouponHandler(serverCtx),
+				},
+			}...,
+		),
 	)
 }

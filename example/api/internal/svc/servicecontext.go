@@ -8,14 +8,19 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/redis"
+	"github.com/zeromicro/go-zero/rest"
 
 	"github.com/zerolock/zerolock/example/api/internal/config"
+	"github.com/zerolock/zerolock/middleware"
 )
 
 // ServiceContext is what every handler and logic receives.
 type ServiceContext struct {
 	Config config.Config
 	Redis  *redis.Redis
+	// Lock is the anti-duplicate middleware of the routes etc/api.yaml's
+	// Lock.Rules name.
+	Lock rest.Middleware
 
 	embedded *miniredis.Miniredis
 }
@@ -34,6 +39,7 @@ func NewServiceContext(c config.Config) *ServiceContext {
 	}
 	sc.Config = c
 	sc.Redis = redis.MustNewRedis(c.Redis)
+	sc.Lock = middleware.MustNewLockMiddleware(c.Lock, sc.Redis).Handle
 	for sku, n := range c.SeedStock {
 		if _, err := sc.Redis.SetnxCtx(context.Background(), StockKey(sku), strconv.FormatInt(n, 10)); err != nil {
 			logx.Must(err)
@@ -57,4 +63,14 @@ func StockKey(sku string) string {
 // LockKey is the Redis key of the lock that guards an item's stock.
 func LockKey(sku string) string {
 	return "demo:lock:stock:" + sku
+}
+
+// OrderKey is the Redis key counting how often an order was processed.
+func OrderKey(userID, orderID string) string {
+	return "demo:orders:" + userID + ":" + orderID
+}
+
+// CouponKey is the Redis key counting a coupon's redemptions.
+func CouponKey(code string) string {
+	return "demo:coupons:" + code
 }

@@ -17,3 +17,36 @@ type StockResp struct {
 	Sku   string `json:"sku"`
 	Stock int64  `json:"stock"`
 }
+
+// LoginReq names the demo user to log in.
+type LoginReq struct {
+	UserId string `json:"userId"`
+}
+
+// LoginResp carries the JWT.
+type LoginResp struct {
+	Token string `json:"token"`
+}
+
+// CreateOrderReq is an order submission.
+type CreateOrderReq struct {
+	OrderId string `json:"orderId"`
+	Amount  int64  `json:"amount,range=[1:1000000]"`
+}
+
+// CreateOrderResp says how many times this order was processed.
+type CreateOrderResp struct {
+	OrderId string `json:"orderId"`
+	Times   int64  `json:"times"`
+}
+
+// RedeemReq names a coupon.
+type RedeemReq struct {
+	Code string `path:"code"`
+}
+
+// RedeemResp says how many times the coupon was redeemed.
+type RedeemResp struct {
+	Code     string `json:"code"`
+	Redeemed int64  `json:"redeemed"`
+}
