@@ -21,3 +21,15 @@ vet:
 # skipped when redis-server is missing.
 unit:
 	ZEROLOCK_REQUIRE_REDIS= $(GO) test ./...
+
+# proto regenerates the committed gRPC code. It needs protoc (Debian's
+# protobuf-compiler) and the two plugins at the versions below.
+PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.11
+PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
+.PHONY: proto
+proto:
+	GOBIN=$(CURDIR)/bin $(GO) install $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
+	PATH=$(CURDIR)/bin:$$PATH protoc --proto_path=internal/testpb \
+		--go_out=internal/testpb --go_opt=paths=source_relative \
+		--go-grpc_out=internal/testpb --go-grpc_opt=paths=source_relative \
+		internal/testpb/testpb.proto

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -13,6 +14,20 @@ import (
 // ErrNotNumber is returned by CanonicalNumber for text that is not a JSON
 // number.
 var ErrNotNumber = errors.New("keyspec: not a number")
+
+// DecodeJSON decodes exactly one JSON value from data, numbers as
+// json.Number; trailing data after the value is an error.
+func DecodeJSON(data []byte, v *any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
 
 // LookupJSON follows path through a value decoded with json.Decoder's
 // UseNumber: a segment names an object member, or, on an array, an index.

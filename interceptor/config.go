@@ -1,0 +1,49 @@
+package interceptor
+
+import "time"
+
+// Lock modes.
+const (
+	// ModeInflight releases the lock when the method returns.
+	ModeInflight = "inflight"
+	// ModeWindow keeps the lock until Expire passes, refusing repeats that
+	// arrive after the first call ended, unless the method failed with
+	// Internal, Unknown, Unavailable or DeadlineExceeded, or panicked.
+	ModeWindow = "window"
+)
+
+// Defaults of LockConf, as its conf tags declare them.
+const (
+	DefaultPrefix = "zerolock"
+	DefaultExpire = 5 * time.Second
+)
+
+// LockConf configures the interceptor. It is loaded with go-zero's conf
+// package, defaults included; zero fields of a LockConf built in code take
+// the same defaults.
+type LockConf struct {
+	// Prefix is the namespace of every lock key.
+	Prefix string `json:",default=zerolock"`
+	// Expire is the lock's lifetime in Redis.
+	Expire time.Duration `json:",default=5s"`
+	// Mode is inflight or window.
+	Mode string `json:",default=inflight,options=inflight|window"`
+	// FailOpen lets calls through, logged, when Redis cannot be reached.
+	// By default they fail with codes.Unavailable.
+	FailOpen bool `json:",optional"`
+	// Rules say which methods are locked and on which values. A method
+	// without a rule passes through untouched.
+	Rules []LockRule `json:",optional"`
+}
+
+// LockRule locks one method.
+type LockRule struct {
+	// Method is the full method name, /package.Service/Method.
+	Method string
+	// Keys are the source:name specs whose values identify a call.
+	Keys []string `json:",optional"`
+	// Expire overrides LockConf.Expire for this method.
+	Expire time.Duration `json:",optional"`
+	// Mode overrides LockConf.Mode for this method.
+	Mode string `json:",optional,options=inflight|window"`
+}

@@ -1,0 +1,201 @@
+package interceptor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/zerolock/zerolock/internal/guard"
+	"github.com/zerolock/zerolock/internal/keyspec"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+var metrics = guard.NewMetrics("grpc", "method")
+
+// UnaryServerInterceptor validates c and returns an interceptor that locks
+// calls in store. Configuration problems are errors wrapping ErrBadConfig
+// here, at start-up; a field path of a method whose package is not linked
+// is checked on its first call, which fails with codes.Internal naming the
+// rule if the path is wrong.
+func UnaryServerInterceptor(c LockConf, store *redis.Redis) (grpc.UnaryServerInterceptor, error) {
+	return UnaryServerInterceptorWithStore(c, redislock.GoZeroStore(store))
+}
+
+// MustUnaryServerInterceptor is UnaryServerInterceptor that exits through
+// logx.Must on a bad configuration, as go-zero's MustNew functions do.
+func MustUnaryServerInterceptor(c LockConf, store *redis.Redis) grpc.UnaryServerInterceptor {
+	i, err := UnaryServerInterceptor(c, store)
+	logx.Must(err)
+	return i
+}
+
+// UnaryServerInterceptorWithStore is UnaryServerInterceptor for any
+// redislock.Store, such as a go-redis client.
+func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.UnaryServerInterceptor, error) {
+	c = withDefaults(c)
+	rules := make(map[string]*rule, len(c.Rules))
+	for _, r := range c.Rules {
+		ru, err := compileRule(c, r)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := rules[ru.method]; dup {
+			return nil, fmt.Errorf("%w: two rules for %s", ErrBadConfig, ru.method)
+		}
+		rules[ru.method] = ru
+	}
+	l := &locker{prefix: c.Prefix, rules: rules, guard: &guard.Guard{Store: store, FailOpen: c.FailOpen, Metrics: metrics}}
+	return l.intercept, nil
+}
+
+func withDefaults(c LockConf) LockConf {
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	}
+	if c.Expire == 0 {
+		c.Expire = DefaultExpire
+	}
+	if c.Mode == "" {
+		c.Mode = ModeInflight
+	}
+	return c
+}
+
+type locker struct {
+	prefix string
+	rules  map[string]*rule
+	guard  *guard.Guard
+}
+
+func (l *locker) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo,
+	handler grpc.UnaryHandler) (resp any, err error) {
+	ru, ok := l.rules[info.FullMethod]
+	if !ok {
+		return handler(ctx, req)
+	}
+	key, err := l.lockKey(ctx, ru, req)
+	if err != nil {
+		l.guard.Count(ru.method, guard.BadRequest)
+		return nil, err
+	}
+
+	res := l.guard.Acquire(ctx, ru.method, key, ru.policy.Expire)
+	switch res.Outcome {
+	case guard.StoreError:
+		return nil, status.Error(codes.Unavailable, "zerolock: the call cannot be checked for duplicates right now, try again")
+	case guard.Rejected:
+		return nil, duplicate(res)
+	case guard.FailedOpen:
+		return handler(ctx, req)
+	}
+
+	returned := false
+	defer func() {
+		res.Lease.End(ctx, ru.policy.KeepAfter(returned, failed(err)))
+	}()
+	resp, err = handler(ctx, req)
+	returned = true
+	return resp, err
+}
+
+// failed reports a handler error after which a retry must not be blocked.
+func failed(err error) bool {
+	switch status.Code(err) {
+	case codes.Internal, codes.Unknown, codes.Unavailable, codes.DeadlineExceeded:
+		return true
+	}
+	return false
+}
+
+// duplicate is codes.Aborted with RetryInfo carrying the lock's remaining
+// time. Aborted, not ResourceExhausted or Unavailable: zrpc's client
+// breaker counts those as failures of the server.
+func duplicate(res guard.Result) error {
+	st := status.New(codes.Aborted, "zerolock: the same call is already being handled, retry later")
+	withInfo, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(res.RetryAfter)})
+	if err != nil {
+		return st.Err()
+	}
+	return withInfo.Err()
+}
+
+// lockKey derives the rule's key from the call, or returns the status
+// error the call is answered with: InvalidArgument for a missing or
+// repeated value, Internal for a rule that does not fit the request.
+func (l *locker) lockKey(ctx context.Context, ru *rule, req any) (string, error) {
+	var (
+		msg    protoreflect.Message
+		fields map[int]*fieldPath
+	)
+	if ru.hasFields {
+		m, ok := req.(proto.Message)
+		if !ok {
+			return "", status.Errorf(codes.Internal, "zerolock: rule %s: request %T is not a protobuf message", ru.method, req)
+		}
+		msg = m.ProtoReflect()
+		var err error
+		if fields, err = ru.fieldsFor(msg.Descriptor()); err != nil {
+			logx.WithContext(ctx).Errorf("zerolock: %v", err)
+			return "", status.Error(codes.Internal, err.Error())
+		}
+	}
+
+	hs := keyspec.NewHasher()
+	for i, s := range ru.specs {
+		var err error
+		switch s.Source {
+		case sourceField:
+			err = fields[i].add(hs, msg)
+		case sourceMetadata:
+			err = addMetadata(ctx, hs, s.Name)
+		case sourceCtx:
+			var present bool
+			present, err = hs.AddValue(ctx.Value(s.Name))
+			if err == nil && !present {
+				err = errMissing
+			}
+		case sourcePeer:
+			p, ok := peer.FromContext(ctx)
+			if !ok || p.Addr == nil {
+				err = errMissing
+			} else {
+				hs.AddString(keyspec.String, keyspec.HostOnly(p.Addr.String()))
+			}
+		}
+		if err == errMissing {
+			return "", status.Errorf(codes.InvalidArgument, "zerolock: missing required %s", s.Raw)
+		}
+		if err != nil {
+			return "", status.Errorf(codes.InvalidArgument, "zerolock: invalid %s: %v", s.Raw, err)
+		}
+	}
+	return hs.Key(l.prefix, "grpc", ru.method), nil
+}
+
+// errAmbiguous marks metadata given more than once.
+var errAmbiguous = errors.New("given more than once")
+
+func addMetadata(ctx context.Context, hs *keyspec.Hasher, name string) error {
+	md, _ := metadata.FromIncomingContext(ctx)
+	values := md.Get(name)
+	switch {
+	case len(values) > 1:
+		return errAmbiguous
+	case len(values) == 0 || values[0] == "":
+		return errMissing
+	}
+	hs.AddString(keyspec.String, values[0])
+	return nil
+}

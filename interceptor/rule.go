@@ -1,0 +1,148 @@
+package interceptor
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/zerolock/zerolock/internal/guard"
+	"github.com/zerolock/zerolock/internal/keyspec"
+)
+
+// ErrBadConfig is wrapped by every configuration error of the interceptor:
+// an unknown key source, a malformed spec or method name, a field path that
+// the method's request message does not have.
+var ErrBadConfig = errors.New("interceptor: bad lock configuration")
+
+// The key sources of a gRPC call.
+const (
+	sourceField    = "field"
+	sourceMetadata = "metadata"
+	sourceCtx      = "ctx"
+	sourcePeer     = "peer"
+)
+
+var grpcSources = keyspec.Sources{
+	sourceField:    keyspec.DottedPath,
+	sourceMetadata: keyspec.Name,
+	sourceCtx:      keyspec.Name,
+	sourcePeer:     keyspec.NoName,
+}
+
+// rule is a validated LockRule.
+type rule struct {
+	method string
+	specs     []keyspec.Spec
+	policy    guard.Policy
+	hasFields bool
+
+	// fields are the compiled field: paths, by spec index. They are
+	// compiled at start-up when the method's descriptor is registered,
+	// otherwise from the first request's descriptor.
+	once      sync.Once
+	input     protoreflect.MessageDescriptor
+	fields    map[int]*fieldPath
+	fieldsErr error
+}
+
+func compileRule(c LockConf, r LockRule) (*rule, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: rule %s: %s", ErrBadConfig, r.Method, fmt.Sprintf(format, args...))
+	}
+	service, method, ok := splitMethod(r.Method)
+	if !ok {
+		return nil, bad("method must be /package.Service/Method")
+	}
+	specs, err := keyspec.ParseAll(r.Keys, grpcSources)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	hasFields := false
+	for _, s := range specs {
+		hasFields = hasFields || s.Source == sourceField
+		if s.Source == sourceMetadata && s.Name != strings.ToLower(s.Name) {
+			return nil, bad("metadata key %q must be lower case, as gRPC sends it", s.Name)
+		}
+	}
+	policy, err := guard.ResolvePolicy(c.Expire, c.Mode, r.Expire, r.Mode)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	ru := &rule{method: r.Method, specs: specs, policy: policy, hasFields: hasFields}
+	if md := lookupInput(service, method); md != nil {
+		if err := ru.compileFields(md); err != nil {
+			return nil, bad("%v", err)
+		}
+		ru.once.Do(func() {})
+	}
+	return ru, nil
+}
+
+// splitMethod splits /package.Service/Method.
+func splitMethod(full string) (service, method string, ok bool) {
+	rest, ok := strings.CutPrefix(full, "/")
+	if !ok {
+		return "", "", false
+	}
+	service, method, ok = strings.Cut(rest, "/")
+	if !ok || service == "" || method == "" || strings.Contains(method, "/") {
+		return "", "", false
+	}
+	return service, method, true
+}
+
+// lookupInput finds the method's request message in the registry that
+// generated code registers into, or nil when its package is not linked.
+func lookupInput(service, method string) protoreflect.MessageDescriptor {
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(service))
+	if err != nil {
+		return nil
+	}
+	sd, ok := d.(protoreflect.ServiceDescriptor)
+	if !ok {
+		return nil
+	}
+	md := sd.Methods().ByName(protoreflect.Name(method))
+	if md == nil {
+		return nil
+	}
+	return md.Input()
+}
+
+func (ru *rule) compileFields(md protoreflect.MessageDescriptor) error {
+	fields := make(map[int]*fieldPath)
+	for i, s := range ru.specs {
+		if s.Source != sourceField {
+			continue
+		}
+		fp, err := compileFieldPath(md, s)
+		if err != nil {
+			return err
+		}
+		fields[i] = fp
+	}
+	ru.input, ru.fields = md, fields
+	return nil
+}
+
+// fieldsFor returns the compiled paths for a request of descriptor md,
+// compiling them on the first call when start-up could not.
+func (ru *rule) fieldsFor(md protoreflect.MessageDescriptor) (map[int]*fieldPath, error) {
+	ru.once.Do(func() {
+		if err := ru.compileFields(md); err != nil {
+			ru.fieldsErr = fmt.Errorf("%w: rule %s: %v", ErrBadConfig, ru.method, err)
+		}
+	})
+	if ru.fieldsErr != nil {
+		return nil, ru.fieldsErr
+	}
+	if ru.input != nil && ru.input.FullName() != md.FullName() {
+		return nil, fmt.Errorf("%w: rule %s: request is %s, the rule was checked against %s",
+			ErrBadConfig, ru.method, md.FullName(), ru.input.FullName())
+	}
+	return ru.fields, nil
+}

@@ -1,0 +1,119 @@
+// Package guard is the lock flow shared by the REST middleware and the gRPC
+// interceptor: take the request's lock, tell a duplicate from a store
+// failure, honour FailOpen, release on the way out, and count outcomes.
+// Each transport maps the outcome to its own status; neither imports the
+// other.
+package guard
+
+import (
+	"context"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/zerolock/zerolock/internal/keyspec"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+// Outcome is what happened to a request that matched a rule; it is the
+// value of the outcome label of the request counters.
+type Outcome string
+
+// The outcomes.
+const (
+	Acquired   Outcome = "acquired"
+	Rejected   Outcome = "rejected"
+	BadRequest Outcome = "bad_request"
+	StoreError Outcome = "store_error"
+	FailedOpen Outcome = "fail_open"
+)
+
+// Guard takes request locks in one store.
+type Guard struct {
+	Store    redislock.Store
+	FailOpen bool
+	Metrics  *Metrics
+}
+
+// Result is the answer of Acquire.
+type Result struct {
+	Outcome Outcome
+	// Lease is set when Outcome is Acquired.
+	Lease *Lease
+	// RetryAfter is the holder's remaining time when Outcome is Rejected.
+	RetryAfter time.Duration
+	// Err is the store's error when Outcome is StoreError or FailedOpen.
+	Err error
+}
+
+// Proceed reports whether the request may run: it holds the lock, or the
+// store failed and FailOpen lets it through unlocked.
+func (r Result) Proceed() bool {
+	return r.Outcome == Acquired || r.Outcome == FailedOpen
+}
+
+// Acquire tries once to take key for expire. label names the route or
+// method in metrics and logs; logs carry a digest of the key, never values.
+func (g *Guard) Acquire(ctx context.Context, label, key string, expire time.Duration) Result {
+	lock := redislock.New(g.Store, key, redislock.WithExpiry(expire), redislock.WithTolerance(0))
+	ok, err := lock.AcquireCtx(ctx)
+	var res Result
+	switch {
+	case err != nil && g.FailOpen:
+		res = Result{Outcome: FailedOpen, Err: err}
+		logx.WithContext(ctx).Errorf("zerolock: lock store failed for %s (key …%s), serving unlocked: %v",
+			label, keyspec.Digest(key), err)
+	case err != nil:
+		res = Result{Outcome: StoreError, Err: err}
+		logx.WithContext(ctx).Errorf("zerolock: lock store failed for %s (key …%s): %v",
+			label, keyspec.Digest(key), err)
+	case !ok:
+		res = Result{Outcome: Rejected, RetryAfter: retryAfter(ctx, lock, expire)}
+	default:
+		res = Result{Outcome: Acquired, Lease: &Lease{lock: lock, label: label, start: time.Now(), metrics: g.Metrics}}
+	}
+	g.Metrics.count(label, res.Outcome)
+	return res
+}
+
+// Count records an outcome decided before any lock was tried (BadRequest).
+func (g *Guard) Count(label string, outcome Outcome) {
+	g.Metrics.count(label, outcome)
+}
+
+// retryAfter is the holder's remaining time, or the full expiry when Redis
+// cannot tell (the key vanished meanwhile, or the PTTL failed).
+func retryAfter(ctx context.Context, lock *redislock.RedisLock, expire time.Duration) time.Duration {
+	ttl, err := lock.TTL(ctx)
+	if err != nil || ttl <= 0 {
+		return expire
+	}
+	return ttl
+}
+
+// Lease is a held request lock.
+type Lease struct {
+	lock    *redislock.RedisLock
+	label   string
+	start   time.Time
+	metrics *Metrics
+}
+
+// End records how long the handler held the lock and releases it unless
+// keep is set. Call it once, when the handler returns or panics.
+func (l *Lease) End(ctx context.Context, keep bool) {
+	l.metrics.observeHold(l.label, time.Since(l.start))
+	if !keep {
+		l.release(ctx)
+	}
+}
+
+// release deletes the lock if it is still ours. It runs on a context that
+// is not cancelled with the request's, which may be over by now: the
+// release must still reach Redis or the lock lingers until it expires.
+func (l *Lease) release(ctx context.Context) {
+	if _, err := l.lock.ReleaseCtx(context.WithoutCancel(ctx)); err != nil {
+		logx.WithContext(ctx).Errorf("zerolock: release lock of %s (key …%s): %v",
+			l.label, keyspec.Digest(l.lock.Key()), err)
+	}
+}
