@@ -19,9 +19,9 @@ var errMissing = errors.New("missing")
 type stepKind int
 
 const (
-	stepField stepKind = iota // read a field of a message
-	stepIndex                 // index a repeated field
-	stepMapKey                // look up a map field
+	stepField  stepKind = iota // read a field of a message
+	stepIndex                  // index a repeated field
+	stepMapKey                 // look up a map field
 )
 
 type step struct {

@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/internal/redistest"
 	"github.com/zerolock/zerolock/internal/testpb"
-	"github.com/zerolock/zerolock/interceptor"
 )
 
 type quiet struct{}

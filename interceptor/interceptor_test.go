@@ -13,9 +13,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/internal/redistest"
 	"github.com/zerolock/zerolock/internal/testpb"
-	"github.com/zerolock/zerolock/interceptor"
 )
 
 const payMethod = "/zerolock.test.Payments/Pay"

@@ -35,7 +35,7 @@ var grpcSources = keyspec.Sources{
 
 // rule is a validated LockRule.
 type rule struct {
-	method string
+	method    string
 	specs     []keyspec.Spec
 	policy    guard.Policy
 	hasFields bool
