@@ -1,15 +1,19 @@
 package interceptor
 
-import "time"
+import (
+	"time"
+
+	"github.com/zerolock/zerolock/internal/guard"
+)
 
 // Lock modes.
 const (
 	// ModeInflight releases the lock when the method returns.
-	ModeInflight = "inflight"
+	ModeInflight = guard.ModeInflight
 	// ModeWindow keeps the lock until Expire passes, refusing repeats that
 	// arrive after the first call ended, unless the method failed with
 	// Internal, Unknown, Unavailable or DeadlineExceeded, or panicked.
-	ModeWindow = "window"
+	ModeWindow = guard.ModeWindow
 )
 
 // Defaults of LockConf, as its conf tags declare them.

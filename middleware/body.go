@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // readBody reads the whole body, at most limit bytes, and puts an
@@ -41,6 +42,17 @@ func readBody(r *http.Request, limit int64) ([]byte, *Error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}
 	return data, nil
+}
+
+// isFormBody reports whether r's body is a url-encoded or multipart form.
+func isFormBody(r *http.Request) bool {
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return mediaType == "application/x-www-form-urlencoded" || mediaType == "multipart/form-data"
+}
+
+// isJSONBody is go-zero's own test for a JSON body to parse.
+func isJSONBody(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Content-Type"), "application/json")
 }
 
 // postForm parses a url-encoded or multipart body into its values, as

@@ -1,17 +1,22 @@
 package middleware
 
-import "time"
+import (
+	"time"
+
+	"github.com/zerolock/zerolock/internal/guard"
+)
 
 // Lock modes.
 const (
 	// ModeInflight releases the lock when the handler returns, so only
 	// concurrent duplicates are refused.
-	ModeInflight = "inflight"
+	ModeInflight = guard.ModeInflight
 	// ModeWindow keeps the lock until Expire passes, so repeats that arrive
 	// after the first has finished are refused too. A handler that answers
 	// 5xx or panics releases it at once, so the user's retry is not blocked
-	// by a failure.
-	ModeWindow = "window"
+	// by a failure. So does a request whose context ended before the
+	// handler returned (the client left, or go-zero's timeout answered 503).
+	ModeWindow = guard.ModeWindow
 )
 
 // Defaults of LockConf, as its conf tags declare them.

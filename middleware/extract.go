@@ -1,14 +1,8 @@
 package middleware
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/zeromicro/go-zero/rest/httpx"
 	"github.com/zeromicro/go-zero/rest/pathvar"
@@ -34,7 +28,7 @@ type request struct {
 // body when a key needs it.
 func lockKey(prefix string, ru *rule, r *http.Request, limit int64) (string, *Error) {
 	req := &request{r: r, limit: limit}
-	if ru.needsBody {
+	if ru.needsBody || (ru.needsForm && isFormBody(r)) {
 		body, err := readBody(r, limit)
 		if err != nil {
 			return "", err
@@ -44,6 +38,7 @@ func lockKey(prefix string, ru *rule, r *http.Request, limit int64) (string, *Er
 	hs := keyspec.NewHasher()
 	for _, s := range ru.specs {
 		if err := req.add(hs, s); err != nil {
+			hs.Discard()
 			return "", err
 		}
 	}
@@ -54,17 +49,20 @@ func (req *request) add(hs *keyspec.Hasher, s keyspec.Spec) *Error {
 	switch s.Source {
 	case sourcePath:
 		return addOne(hs, s, []string{pathvar.Vars(req.r)[s.Name]})
-	case sourceQuery:
-		return addOne(hs, s, req.queryValues()[s.Name])
-	case sourceForm:
-		post, err := req.postValues()
+	case sourceQuery, sourceForm:
+		values, err := req.formValues(s.Name)
 		if err != nil {
 			return malformedBody(s.Raw, "not a valid form")
 		}
-		return addOne(hs, s, append(post[s.Name], req.queryValues()[s.Name]...))
+		return addOne(hs, s, values)
 	case sourceHeader:
 		return addOne(hs, s, req.r.Header.Values(s.Name))
 	case sourceJSON:
+		if !isJSONBody(req.r) {
+			// go-zero's httpx.Parse reads JSON only from such bodies: the
+			// handler would not see this field either.
+			return missingField(s.Raw + " (the body is not application/json)")
+		}
 		root, err := req.jsonBody()
 		if err != nil {
 			return malformedBody(s.Raw, "body is not a single valid JSON value")
@@ -79,7 +77,7 @@ func (req *request) add(hs *keyspec.Hasher, s keyspec.Spec) *Error {
 	case sourceClaim:
 		return addClaim(hs, s, req.r.Context().Value(s.Name))
 	case sourceIP:
-		return addOne(hs, s, []string{clientAddr(req.r)})
+		return addOne(hs, s, []string{keyspec.HostOnly(httpx.GetRemoteAddr(req.r))})
 	case sourceBody:
 		if len(req.body) == 0 {
 			return missingField(s.Raw)
@@ -103,32 +101,39 @@ func addOne(hs *keyspec.Hasher, s keyspec.Spec, values []string) *Error {
 	return nil
 }
 
-// addClaim adds a JWT claim. go-zero decodes claims with UseNumber, so
-// numbers arrive as json.Number; other types are normalised through JSON.
+// addClaim adds a JWT claim; go-zero decodes claims with UseNumber, so
+// numbers arrive as json.Number.
 func addClaim(hs *keyspec.Hasher, s keyspec.Spec, v any) *Error {
-	switch v := v.(type) {
-	case nil:
+	present, err := hs.AddValue(v)
+	switch {
+	case err != nil:
+		return malformedBody(s.Raw, "claim cannot be encoded")
+	case !present:
 		return missingField(s.Raw)
-	case string:
-		return addOne(hs, s, []string{v})
-	case json.Number, bool, map[string]any, []any:
-		if hs.AddJSON(v) != nil {
-			return malformedBody(s.Raw, "claim is not a valid JSON value")
-		}
-		return nil
-	case float64:
-		return addClaim(hs, s, json.Number(strconv.FormatFloat(v, 'g', -1, 64)))
-	default:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return malformedBody(s.Raw, "claim cannot be encoded")
-		}
-		var norm any
-		if err := decodeJSON(b, &norm); err != nil {
-			return malformedBody(s.Raw, "claim cannot be encoded")
-		}
-		return addClaim(hs, s, norm)
 	}
+	return nil
+}
+
+// formValues returns the non-empty values go-zero's form tag would see for
+// name: the url-encoded or multipart body's, then the query's, each also
+// under the name with "[]" appended, which go-zero folds into name. More
+// than one of them is ambiguous (addOne refuses it): go-zero would pick one
+// by map order, and a key built from another would let a repeat through.
+func (req *request) formValues(name string) ([]string, error) {
+	post, err := req.postValues()
+	if err != nil {
+		return nil, err
+	}
+	query := req.queryValues()
+	var values []string
+	for _, vs := range [][]string{post[name], post[name+"[]"], query[name], query[name+"[]"]} {
+		for _, v := range vs {
+			if v != "" {
+				values = append(values, v)
+			}
+		}
+	}
+	return values, nil
 }
 
 func (req *request) queryValues() url.Values {
@@ -151,33 +156,10 @@ func (req *request) postValues() (url.Values, error) {
 
 func (req *request) jsonBody() (any, error) {
 	if !req.jsonDone {
-		if err := decodeJSON(req.body, &req.json); err != nil {
+		if err := keyspec.DecodeJSON(req.body, &req.json); err != nil {
 			return nil, err
 		}
 		req.jsonDone = true
 	}
 	return req.json, nil
-}
-
-// decodeJSON decodes exactly one JSON value, numbers as json.Number.
-func decodeJSON(data []byte, v *any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
-}
-
-// clientAddr is httpx.GetRemoteAddr without the port of a direct peer, so
-// that one client's connections share a key.
-func clientAddr(r *http.Request) string {
-	addr := httpx.GetRemoteAddr(r)
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		return host
-	}
-	return addr
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/prometheus"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
 
@@ -29,6 +30,7 @@ type quiet struct{}
 func (quiet) Printf(context.Context, string, ...any) {}
 
 func TestMain(m *testing.M) {
+	prometheus.Enable() // go-zero records metrics only when Prometheus is on
 	logx.Disable()
 	redis.SetLogger(quiet{})
 	os.Exit(m.Run())

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	prom "github.com/prometheus/client_golang/prometheus"
-	"github.com/zeromicro/go-zero/core/prometheus"
 	"github.com/zeromicro/go-zero/rest"
 
 	"github.com/zerolock/zerolock/internal/redistest"
@@ -53,7 +52,6 @@ func histogramCount(t *testing.T, route string) uint64 {
 }
 
 func TestMetrics(t *testing.T) {
-	prometheus.Enable() // go-zero records metrics only when Prometheus is on
 	srv := redistest.Start(t)
 	m := mustMiddleware(t, middleware.LockConf{Mode: middleware.ModeWindow, Rules: []middleware.LockRule{{
 		Method: http.MethodPost, Path: "/metrics-test/:id", Keys: []string{"path:id", "header:X-User"},

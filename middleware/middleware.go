@@ -1,21 +1,20 @@
 package middleware
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/http"
 	"path"
 	"strconv"
-	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/search"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/rest/httpx"
+	"github.com/zeromicro/go-zero/rest/pathvar"
 
-	"github.com/zerolock/zerolock/internal/keyspec"
+	"github.com/zerolock/zerolock/internal/guard"
 	"github.com/zerolock/zerolock/redislock"
 )
 
@@ -23,9 +22,11 @@ import (
 // name. Its Handle method is a rest.Middleware.
 type LockMiddleware struct {
 	conf  LockConf
-	store redislock.Store
+	guard *guard.Guard
 	trees map[string]*search.Tree // method -> route pattern -> *rule
 }
+
+var metrics = guard.NewMetrics("http", "route")
 
 // NewLockMiddleware validates c and returns a middleware that locks in
 // store. Every problem in c (an unknown key source, a malformed spec, a
@@ -52,7 +53,11 @@ func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddlew
 	if err := validateConf(c); err != nil {
 		return nil, err
 	}
-	m := &LockMiddleware{conf: c, store: store, trees: make(map[string]*search.Tree)}
+	m := &LockMiddleware{
+		conf:  c,
+		guard: &guard.Guard{Store: store, FailOpen: c.FailOpen, Metrics: metrics},
+		trees: make(map[string]*search.Tree),
+	}
 	for _, r := range c.Rules {
 		ru, err := compileRule(c, r)
 		if err != nil {
@@ -102,107 +107,77 @@ func (m *LockMiddleware) Handle(next http.HandlerFunc) http.HandlerFunc {
 }
 
 // match finds the rule for r the way go-zero's router finds a route: by
-// method, then by pattern against the cleaned path.
+// method, then by pattern against the cleaned path. Installed with Use, the
+// middleware runs after the router matched, so the router's path variables
+// are in the request: a rule pattern that binds other variables than the
+// router did (the rule /orders/:id against the route /orders/batch) is not
+// the route that is serving r, and r passes through.
 func (m *LockMiddleware) match(r *http.Request) *rule {
 	tree, ok := m.trees[r.Method]
 	if !ok {
 		return nil
 	}
 	result, ok := tree.Search(path.Clean(r.URL.Path))
-	if !ok {
+	if !ok || !sameVars(result.Params, pathvar.Vars(r)) {
 		return nil
 	}
 	return result.Item.(*rule)
 }
 
+func sameVars(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if bv, ok := b[k]; !ok || bv != v {
+			return false
+		}
+	}
+	return true
+}
+
 func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseWriter, r *http.Request) {
 	key, rejection := lockKey(m.conf.Prefix, ru, r, m.conf.MaxBodyBytes)
 	if rejection != nil {
-		requestsTotal.Inc(ru.label, outcomeBadRequest)
+		m.guard.Count(ru.label, guard.BadRequest)
 		respond(w, r, rejection)
 		return
 	}
 
-	ctx := r.Context()
-	lock := redislock.New(m.store, key, redislock.WithExpiry(ru.expire), redislock.WithTolerance(0))
-	ok, err := lock.AcquireCtx(ctx)
-	switch {
-	case err != nil && m.conf.FailOpen:
-		requestsTotal.Inc(ru.label, outcomeFailOpen)
-		logx.WithContext(ctx).Errorf("zerolock: lock store failed for %s (key …%s), serving unlocked: %v",
-			ru.label, keyspec.Digest(key), err)
-		next(w, r)
-		return
-	case err != nil:
-		requestsTotal.Inc(ru.label, outcomeStoreError)
-		logx.WithContext(ctx).Errorf("zerolock: lock store failed for %s (key …%s): %v",
-			ru.label, keyspec.Digest(key), err)
+	res := m.guard.Acquire(r.Context(), ru.label, key, ru.policy.Expire)
+	switch res.Outcome {
+	case guard.StoreError:
 		respond(w, r, newError(http.StatusServiceUnavailable, "lock_unavailable", ErrLockUnavailable,
 			"the request cannot be checked for duplicates right now, try again"))
 		return
-	case !ok:
-		requestsTotal.Inc(ru.label, outcomeRejected)
-		respond(w, r, m.duplicate(ctx, lock, ru))
+	case guard.Rejected:
+		e := newError(m.conf.RejectCode, "duplicate_request", ErrDuplicateRequest,
+			"the same request is already being handled, retry later")
+		e.RetryAfter = res.RetryAfter
+		respond(w, r, e)
+		return
+	case guard.FailedOpen:
+		next(w, r)
 		return
 	}
 
-	requestsTotal.Inc(ru.label, outcomeAcquired)
-	if ru.window {
-		m.serveWindow(ru, lock, next, w, r)
-	} else {
-		m.serveInflight(ru, lock, next, w, r)
+	// Only window mode needs the status, to free the lock after a failure.
+	var rec *statusRecorder
+	out := w
+	if ru.policy.Window {
+		rec = &statusRecorder{ResponseWriter: w}
+		out = rec
 	}
-}
-
-// serveInflight releases the lock when the handler returns or panics (the
-// panic goes on to go-zero's recover handler).
-func (m *LockMiddleware) serveInflight(ru *rule, lock *redislock.RedisLock, next http.HandlerFunc,
-	w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	defer func() {
-		observeHold(ru, start)
-		release(r.Context(), ru, lock)
-	}()
-	next(w, r)
-}
-
-// serveWindow keeps the lock for its whole expiry, unless the handler
-// answers 5xx or panics: then it is released at once so a retry can run.
-func (m *LockMiddleware) serveWindow(ru *rule, lock *redislock.RedisLock, next http.HandlerFunc,
-	w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	rec := &statusRecorder{ResponseWriter: w}
 	returned := false
 	defer func() {
-		observeHold(ru, start)
-		if !returned || rec.status >= http.StatusInternalServerError {
-			release(r.Context(), ru, lock)
-		}
+		// A 5xx, a panic, or a request that ended before its handler (the
+		// client left, go-zero's timeout answered 503) frees a window at
+		// once, so the user's retry is not refused.
+		failed := (rec != nil && rec.status >= http.StatusInternalServerError) || r.Context().Err() != nil
+		res.Lease.End(r.Context(), ru.policy.KeepAfter(returned, failed))
 	}()
-	next(rec, r)
+	next(out, r)
 	returned = true
-}
-
-func release(ctx context.Context, ru *rule, lock *redislock.RedisLock) {
-	// The request's context may be cancelled by now; the release must still
-	// reach Redis, or the lock would linger until it expires.
-	if _, err := lock.ReleaseCtx(context.WithoutCancel(ctx)); err != nil {
-		logx.WithContext(ctx).Errorf("zerolock: release lock of %s (key …%s): %v",
-			ru.label, keyspec.Digest(lock.Key()), err)
-	}
-}
-
-// duplicate builds the refusal, with the holder's remaining time for
-// Retry-After (the full expiry if Redis cannot tell).
-func (m *LockMiddleware) duplicate(ctx context.Context, lock *redislock.RedisLock, ru *rule) *Error {
-	ttl, err := lock.TTL(ctx)
-	if err != nil || ttl <= 0 {
-		ttl = ru.expire
-	}
-	e := newError(m.conf.RejectCode, "duplicate_request", ErrDuplicateRequest,
-		"the same request is already being handled, retry later")
-	e.RetryAfter = ttl
-	return e
 }
 
 // respond answers through httpx.ErrorCtx, so a handler set with
@@ -251,7 +226,8 @@ func validateConf(c LockConf) error {
 }
 
 // warnIfShared logs a rule whose key has no per-user or per-client part:
-// it makes one user's request block everybody's.
+// it makes one user's request block everybody's. (An ip key counts, but it
+// is only as trustworthy as X-Forwarded-For: see the package doc.)
 func warnIfShared(ru *rule) {
 	if !ru.perClient {
 		logx.Infof("zerolock: warning: lock rule %s has no claim:, header: or ip key, "+

@@ -337,7 +337,12 @@ func TestRedisDown(t *testing.T) {
 				{Method: http.MethodPost, Path: "/pay/:id", Handler: func(w http.ResponseWriter, r *http.Request) {}},
 				{Method: http.MethodGet, Path: "/free", Handler: func(w http.ResponseWriter, r *http.Request) {}},
 			})
+			outcome := map[bool]string{false: "store_error", true: "fail_open"}[tc.failOpen]
+			before := counter(t, "POST /pay/:id", outcome)
 			r := do(t, http.MethodPost, base+"/pay/1", "", "X-User", "u")
+			if got := counter(t, "POST /pay/:id", outcome) - before; got != 1 {
+				t.Errorf("outcome %s counted %v times, want 1", outcome, got)
+			}
 			if r.status != tc.want {
 				t.Fatalf("with Redis down: %d %s, want %d", r.status, r.body, tc.want)
 			}
@@ -416,7 +421,8 @@ func TestConfigValidation(t *testing.T) {
 		{"path key not in pattern", middleware.LockConf{Rules: []middleware.LockRule{rule("POST", "/a/:id", "path:oid")}}, "path:oid"},
 		{"lower-case method", middleware.LockConf{Rules: []middleware.LockRule{rule("post", "/a", "ip")}}, "method"},
 		{"relative path", middleware.LockConf{Rules: []middleware.LockRule{rule("POST", "a", "ip")}}, "path"},
-		{"two rules for a route", middleware.LockConf{Rules: []middleware.LockRule{rule("POST", "/a", "ip"), rule("POST", "/a", "ip")}}, "/a"},
+		{"two rules for a route", middleware.LockConf{Rules: []middleware.LockRule{rule("POST", "/a", "ip"), rule("POST", "/a", "ip")}}, "duplicate"},
+		{"standard claim", middleware.LockConf{Rules: []middleware.LockRule{rule("POST", "/a", "claim:sub")}}, "claim:sub"},
 		{"unknown mode", middleware.LockConf{Mode: "forever", Rules: []middleware.LockRule{rule("POST", "/a", "ip")}}, "forever"},
 		{"negative expire", middleware.LockConf{Expire: -time.Second, Rules: []middleware.LockRule{rule("POST", "/a", "ip")}}, "expire"},
 		{"5xx reject code", middleware.LockConf{RejectCode: 503}, "RejectCode"},

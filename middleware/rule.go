@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
+	"github.com/zerolock/zerolock/internal/guard"
 	"github.com/zerolock/zerolock/internal/keyspec"
 )
 
@@ -36,6 +36,11 @@ var httpSources = keyspec.Sources{
 // them locks a route for everybody at once, which is rarely meant.
 var perClientSources = map[string]bool{sourceClaim: true, sourceIP: true, sourceHeader: true}
 
+// standardClaims are the JWT claims go-zero's JWT middleware does not put
+// in the request context: a claim: key naming one would be missing from
+// every request.
+var standardClaims = map[string]bool{"aud": true, "exp": true, "jti": true, "iat": true, "iss": true, "nbf": true, "sub": true}
+
 var methods = map[string]bool{
 	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
 	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
@@ -48,10 +53,9 @@ type rule struct {
 	path      string
 	label     string // "POST /orders", for metrics and logs
 	specs     []keyspec.Spec
-	expire    time.Duration
-	window    bool
-	needsBody bool
-	needsJSON bool
+	policy    guard.Policy
+	needsBody bool // json: or body: keys
+	needsForm bool // form: or query: keys, which also read url-encoded and multipart bodies
 	perClient bool
 }
 
@@ -70,7 +74,11 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	ru := &rule{method: r.Method, path: r.Path, label: r.Method + " " + r.Path, specs: specs, expire: c.Expire}
+	policy, err := guard.ResolvePolicy(c.Expire, c.Mode, r.Expire, r.Mode)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	ru := &rule{method: r.Method, path: r.Path, label: r.Method + " " + r.Path, specs: specs, policy: policy}
 	vars := pathVars(r.Path)
 	for _, s := range specs {
 		switch s.Source {
@@ -78,30 +86,16 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 			if !vars[s.Name] {
 				return nil, bad("key %q names no :%s variable of the path", s.Raw, s.Name)
 			}
-		case sourceJSON:
-			ru.needsJSON = true
+		case sourceJSON, sourceBody:
 			ru.needsBody = true
-		case sourceForm, sourceBody:
-			ru.needsBody = true
+		case sourceForm, sourceQuery:
+			ru.needsForm = true
+		case sourceClaim:
+			if standardClaims[s.Name] {
+				return nil, bad("key %q: go-zero's JWT middleware keeps standard claims out of the context", s.Raw)
+			}
 		}
 		ru.perClient = ru.perClient || perClientSources[s.Source]
-	}
-	if r.Expire != 0 {
-		ru.expire = r.Expire
-	}
-	if ru.expire < time.Millisecond {
-		return nil, bad("expire %v must be at least 1ms", ru.expire)
-	}
-	mode := c.Mode
-	if r.Mode != "" {
-		mode = r.Mode
-	}
-	switch mode {
-	case ModeInflight:
-	case ModeWindow:
-		ru.window = true
-	default:
-		return nil, bad("unknown mode %q (inflight or window)", mode)
 	}
 	return ru, nil
 }

@@ -59,6 +59,10 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, expire time.Dura
 	ok, err := lock.AcquireCtx(ctx)
 	var res Result
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// The request itself ended (the client left, a server timeout): not
+		// a store failure, and never a reason to run unlocked.
+		res = Result{Outcome: StoreError, Err: err}
 	case err != nil && g.FailOpen:
 		res = Result{Outcome: FailedOpen, Err: err}
 		logx.WithContext(ctx).Errorf("zerolock: lock store failed for %s (key …%s), serving unlocked: %v",
@@ -81,12 +85,15 @@ func (g *Guard) Count(label string, outcome Outcome) {
 	g.Metrics.count(label, outcome)
 }
 
-// retryAfter is the holder's remaining time, or the full expiry when Redis
-// cannot tell (the key vanished meanwhile, or the PTTL failed).
+// retryAfter is the holder's remaining time; a second when the holder
+// released in the meantime, and the full expiry when Redis cannot tell.
 func retryAfter(ctx context.Context, lock *redislock.RedisLock, expire time.Duration) time.Duration {
 	ttl, err := lock.TTL(ctx)
-	if err != nil || ttl <= 0 {
+	switch {
+	case err != nil:
 		return expire
+	case ttl <= 0:
+		return time.Second
 	}
 	return ttl
 }

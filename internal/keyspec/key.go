@@ -52,8 +52,21 @@ func (hs *Hasher) AddString(kind Kind, value string) {
 	hs.buf[0] = byte(kind)
 	binary.BigEndian.PutUint64(hs.buf[1:], uint64(len(value)))
 	hs.h.Write(hs.buf[:])
+	if len(value) > maxScratch {
+		hs.h.Write([]byte(value)) // rare: not worth keeping a large buffer pooled
+		return
+	}
 	hs.scratch = append(hs.scratch[:0], value...)
 	hs.h.Write(hs.scratch)
+}
+
+// maxScratch bounds the buffer a pooled Hasher keeps for strings.
+const maxScratch = 1024
+
+// Discard returns a Hasher whose key is not wanted to the pool.
+func (hs *Hasher) Discard() {
+	hs.h.Reset()
+	hasherPool.Put(hs)
 }
 
 // Key returns the namespace parts joined by ':' followed by the hex SHA-256
@@ -61,8 +74,7 @@ func (hs *Hasher) AddString(kind Kind, value string) {
 func (hs *Hasher) Key(namespace ...string) string {
 	var sum [sha256.Size]byte
 	hs.h.Sum(sum[:0])
-	hs.h.Reset()
-	hasherPool.Put(hs)
+	hs.Discard()
 
 	var b strings.Builder
 	n := hex.EncodedLen(len(sum))

@@ -176,8 +176,7 @@ func FuzzCanonicalNumber(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		ca, errA := CanonicalNumber(a)
 		cb, errB := CanonicalNumber(b)
-		if errA != nil || errB != nil || len(a) > 40 || len(b) > 40 ||
-			strings.ContainsAny(a+b, "eE") {
+		if errA != nil || errB != nil || len(a) > 40 || len(b) > 40 || bigExponent(a) || bigExponent(b) {
 			return
 		}
 		ra, okA := new(big.Rat).SetString(a)
@@ -189,6 +188,16 @@ func FuzzCanonicalNumber(f *testing.F) {
 			t.Fatalf("%q -> %q, %q -> %q, but values equal = %v", a, ca, b, cb, ra.Cmp(rb) == 0)
 		}
 	})
+}
+
+// bigExponent reports an exponent too large for big.Rat to expand cheaply.
+func bigExponent(s string) bool {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return false
+	}
+	exp := strings.TrimLeft(s[i+1:], "+-")
+	return len(exp) > 3
 }
 
 // FuzzLookupJSON: no document or path panics the lookup or the hashing.
