@@ -1,0 +1,79 @@
+package interceptor_test
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/zrpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testpb"
+	"github.com/zerolock/zerolock/interceptor"
+)
+
+// TestThroughZrpc: a zrpc.MustNewServer with the interceptor added, called
+// by a zrpc client, runs one of two concurrent identical calls and answers
+// the other Aborted; zrpc's own interceptors (recover, breaker, stat) are
+// in the chain.
+func TestThroughZrpc(t *testing.T) {
+	srv := redistest.Start(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+
+	var sc zrpc.RpcServerConf
+	if err := conf.FillDefault(&sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.Name, sc.ListenOn = "zerolock-test-rpc", addr
+	impl := newPayments()
+	impl.release = make(chan struct{})
+	server := zrpc.MustNewServer(sc, func(s *grpc.Server) { testpb.RegisterPaymentsServer(s, impl) })
+	server.AddUnaryInterceptors(interceptor.MustUnaryServerInterceptor(
+		payConf(interceptor.ModeInflight, "field:order.id", "metadata:x-user-id"), newStore(srv)))
+	go server.Start()
+	t.Cleanup(server.Stop)
+
+	var cc zrpc.RpcClientConf
+	if err := conf.FillDefault(&cc); err != nil {
+		t.Fatal(err)
+	}
+	cc.Endpoints, cc.Timeout = []string{addr}, 10000
+	client := testpb.NewPaymentsClient(zrpc.MustNewClient(cc).Conn())
+
+	results := make(chan error, 2)
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(withUser("alice"), 10*time.Second)
+			defer cancel()
+			_, err := client.Pay(ctx, order("Z-1"))
+			results <- err
+		}()
+	}
+	select {
+	case <-impl.inside:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no call reached the method")
+	}
+	if err := <-results; status.Code(err) != codes.Aborted {
+		t.Fatalf("the duplicate through zrpc: %v, want Aborted", err)
+	}
+	close(impl.release)
+	wg.Wait()
+	if err := <-results; err != nil {
+		t.Fatalf("the admitted call through zrpc: %v", err)
+	}
+}
