@@ -13,9 +13,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/internal/redistest"
 	"github.com/zerolock/zerolock/internal/testpb"
-	"github.com/zerolock/zerolock/interceptor"
 )
 
 // TestThroughZrpc: a zrpc.MustNewServer with the interceptor added, called
