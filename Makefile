@@ -33,3 +33,7 @@ proto:
 		--go_out=internal/testpb --go_opt=paths=source_relative \
 		--go-grpc_out=internal/testpb --go-grpc_opt=paths=source_relative \
 		internal/testpb/testpb.proto
+	PATH=$(CURDIR)/bin:$$PATH protoc --proto_path=example/rpc \
+		--go_out=example/rpc/payments --go_opt=paths=source_relative \
+		--go-grpc_out=example/rpc/payments --go-grpc_opt=paths=source_relative \
+		example/rpc/payments.proto

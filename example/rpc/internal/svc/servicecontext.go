@@ -1,0 +1,47 @@
+// Package svc holds the dependencies the server and logic share.
+package svc
+
+import (
+	"github.com/alicebob/miniredis/v2"
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/example/rpc/internal/config"
+)
+
+// ServiceContext is what every logic receives.
+type ServiceContext struct {
+	Config config.Config
+	Redis  *redis.Redis
+
+	embedded *miniredis.Miniredis
+}
+
+// NewServiceContext connects to LockRedis, or starts an embedded miniredis
+// when it names no host.
+func NewServiceContext(c config.Config) *ServiceContext {
+	sc := &ServiceContext{}
+	if c.LockRedis.Host == "" {
+		sc.embedded = miniredis.NewMiniRedis()
+		if err := sc.embedded.StartAddr("127.0.0.1:0"); err != nil {
+			logx.Must(err)
+		}
+		c.LockRedis = redis.RedisConf{Host: sc.embedded.Addr(), Type: redis.NodeType, NonBlock: true}
+		logx.Infof("no LockRedis host configured: started an embedded miniredis at %s", c.LockRedis.Host)
+	}
+	sc.Config = c
+	sc.Redis = redis.MustNewRedis(c.LockRedis)
+	return sc
+}
+
+// Close stops the embedded miniredis, if one was started.
+func (sc *ServiceContext) Close() {
+	if sc.embedded != nil {
+		sc.embedded.Close()
+	}
+}
+
+// PaymentKey is the Redis key counting how often a user's order was paid.
+func PaymentKey(userID, orderID string) string {
+	return "demo:payments:" + userID + ":" + orderID
+}
