@@ -7,8 +7,8 @@ import (
 	prom "github.com/prometheus/client_golang/prometheus"
 	"github.com/zeromicro/go-zero/core/prometheus"
 
-	"github.com/zerolock/zerolock/internal/redistest"
 	"github.com/zerolock/zerolock/interceptor"
+	"github.com/zerolock/zerolock/internal/redistest"
 )
 
 func requests(t *testing.T, method, outcome string) float64 {
