@@ -1,0 +1,49 @@
+package redislock
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestKeySlot(t *testing.T) {
+	if got := crc16("123456789"); got != 0x31C3 {
+		t.Fatalf("crc16(123456789) = %#x, want 0x31c3 (the Redis Cluster spec's check value)", got)
+	}
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"{user1000}.following", "{user1000}.followers", true},
+		{"foo{}{bar}", "foo{}{bar}x", false}, // "{}" is no tag: the whole key
+		{"foo{{bar}}zap", "{bar", true},      // the tag is "{bar"
+		{"foo{bar}{zap}", "bar", true},
+	} {
+		if (keySlot(tc.a) == keySlot(tc.b)) != tc.same {
+			t.Errorf("slot(%q)=%d slot(%q)=%d, same = %v", tc.a, keySlot(tc.a), tc.b, keySlot(tc.b), tc.same)
+		}
+	}
+	if keySlot("foo") != 12182 {
+		t.Fatalf("slot(foo) = %d, want 12182 (CLUSTER KEYSLOT foo)", keySlot("foo"))
+	}
+}
+
+// FuzzCompanionKey: for any resource name, empty and brace-laden ones
+// included, the companion shares the key's slot and differs from it, and
+// two keys never share a companion.
+func FuzzCompanionKey(f *testing.F) {
+	for _, k := range []string{"", "{", "}", "{}", "a}b", "{a}", "x{}y", "}{", "order:42", "{u}:1", "a{b"} {
+		f.Add(k, "b")
+	}
+	f.Fuzz(func(t *testing.T, key, other string) {
+		c := companionKey(key, "fence")
+		if keySlot(c) != keySlot(key) {
+			t.Fatalf("companion %q of %q: slot %d, want %d", c, key, keySlot(c), keySlot(key))
+		}
+		if c == key || !strings.Contains(c, "fence") {
+			t.Fatalf("companion %q of %q is not a distinct fence key", c, key)
+		}
+		if other != key && companionKey(other, "fence") == c {
+			t.Fatalf("%q and %q share the companion %q", key, other, c)
+		}
+	})
+}
