@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,8 +20,22 @@ type RedisLock struct {
 	key       string
 	token     string
 	tolerance time.Duration
-	expiry    atomic.Int64 // time.Duration
-	state     holdState
+	fencing   bool
+	waitOpts  waitOptions
+
+	// Arguments built once, so that a lock cycle does not allocate them.
+	tokenArg    any      // the token, boxed for SET NX
+	keys        []string // {key}
+	fenceKeys   []string // {key, fencing counter}
+	releaseArgs []any    // {token, release channel}
+
+	expiry atomic.Int64 // time.Duration
+	fence  atomic.Int64 // fencing token of the current hold
+	state  holdState
+
+	mu         sync.Mutex
+	acquiredAt time.Time // when the latest successful acquire was sent
+	dog        *watchdog
 }
 
 // NewRedisLock returns a lock on key in go-zero's store, with go-zero's
@@ -42,11 +57,20 @@ func New(store Store, key string, opts ...Option) *RedisLock {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	token := newToken()
 	rl := &RedisLock{
-		store:     store,
-		key:       key,
-		token:     newToken(),
-		tolerance: o.tolerance,
+		store:       store,
+		key:         key,
+		token:       token,
+		tolerance:   o.tolerance,
+		fencing:     o.fencing,
+		waitOpts:    o.wait,
+		tokenArg:    token,
+		keys:        []string{key},
+		releaseArgs: []any{token, releaseChannel(key)},
+	}
+	if o.fencing {
+		rl.fenceKeys = []string{key, companionKey(key, "zerolock.fence")}
 	}
 	rl.expiry.Store(int64(o.expiry))
 	return rl
@@ -93,40 +117,82 @@ func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
 		return false, rl.wrap(ctx, "acquire", err)
 	}
 
+	sent := time.Now()
 	reentrant, seen := rl.state.beginAcquire()
 	var ok bool
-	if reentrant {
-		ok, err = rl.acquireScript(ctx, px)
+	if reentrant || rl.fencing {
+		ok, _, err = rl.acquireScript(ctx, px)
 	} else {
-		ok, err = rl.store.SetNX(ctx, rl.key, rl.token, px).Result()
+		ok, err = rl.store.SetNX(ctx, rl.key, rl.tokenArg, px).Result()
 		if err == nil && !ok && rl.state.overlapped(seen) {
 			// Another acquire on this instance ran meanwhile and may have
 			// written our own token, which SET NX cannot recognise.
-			ok, err = rl.acquireScript(ctx, px)
+			ok, _, err = rl.acquireScript(ctx, px)
 		}
 	}
 	rl.state.endAcquire(seen, ok || err != nil)
 	if err != nil {
 		return false, rl.wrap(ctx, "acquire", err)
 	}
+	if ok {
+		rl.noteAcquired(sent)
+	}
 	return ok, nil
 }
 
-func (rl *RedisLock) acquireScript(ctx context.Context, px time.Duration) (bool, error) {
-	reply, err := acquireScript.run(ctx, rl.store, []string{rl.key},
-		rl.token, px.Milliseconds()).Result()
+// acquireScript runs the re-entrant acquire (minting a fencing token when
+// fencing is on). When the lock is held by another, it reports the
+// holder's remaining time, which a waiter sleeps no longer than.
+func (rl *RedisLock) acquireScript(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
+	if rl.fencing {
+		reply, err := fenceScript.run(ctx, rl.store, rl.fenceKeys, rl.token, px.Milliseconds()).Slice()
+		if err != nil {
+			return false, 0, err
+		}
+		if len(reply) == 2 {
+			flag, okFlag := reply[0].(int64)
+			n, okN := reply[1].(int64)
+			if okFlag && okN && flag == 1 {
+				rl.fence.Store(n)
+				return true, 0, nil
+			}
+			if okFlag && okN {
+				return false, time.Duration(n) * time.Millisecond, nil
+			}
+		}
+		return false, 0, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+	}
+	reply, err := acquireScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds()).Result()
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	switch reply := reply.(type) {
 	case string:
 		if reply == "OK" {
-			return true, nil
+			return true, 0, nil
 		}
 	case int64:
-		return false, nil
+		return false, time.Duration(reply) * time.Millisecond, nil
 	}
-	return false, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+	return false, 0, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+}
+
+// noteAcquired records when the acquire that succeeded was sent: the
+// watchdog counts the lock's validity from there.
+func (rl *RedisLock) noteAcquired(sent time.Time) {
+	rl.mu.Lock()
+	if sent.After(rl.acquiredAt) {
+		rl.acquiredAt = sent
+	}
+	rl.mu.Unlock()
+}
+
+// Fence returns the fencing token of the lock's current hold: a number
+// greater than every token issued before for the key, to hand to storage
+// that rejects writes carrying an older one. It is 0 unless the lock was
+// made WithFencing and has been acquired.
+func (rl *RedisLock) Fence() int64 {
+	return rl.fence.Load()
 }
 
 // Release is ReleaseCtx with context.Background().
@@ -135,8 +201,9 @@ func (rl *RedisLock) Release() (bool, error) {
 }
 
 // ReleaseCtx deletes the lock's key if, and only if, it still holds this
-// instance's token. It reports false, with a nil error, when the lock was
-// not held (never taken, expired, or taken by another holder since).
+// instance's token, stops its watchdog, and wakes the waiters of other
+// instances. It reports false, with a nil error, when the lock was not held
+// (never taken, expired, or taken by another holder since).
 //
 // It returns a wrapped store error when Redis cannot answer;
 // errors.Is(err, ctx.Err()) holds when the context ended. Callers that
@@ -146,8 +213,9 @@ func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, rl.wrap(ctx, "release", err)
 	}
+	rl.stopWatchdog(ErrReleased)
 	seen := rl.state.beginRelease()
-	reply, err := releaseScript.run(ctx, rl.store, []string{rl.key}, rl.token).Result()
+	reply, err := releaseScript.run(ctx, rl.store, rl.keys, rl.releaseArgs...).Result()
 	if err != nil {
 		return false, rl.wrap(ctx, "release", err)
 	}

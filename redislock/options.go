@@ -13,10 +13,12 @@ type Option func(*options)
 type options struct {
 	expiry    time.Duration
 	tolerance time.Duration
+	fencing   bool
+	wait      waitOptions
 }
 
 func defaultOptions() options {
-	return options{tolerance: DefaultTolerance}
+	return options{tolerance: DefaultTolerance, wait: defaultWaitOptions()}
 }
 
 // WithExpiry sets the initial expiry of the lock with millisecond precision,
@@ -33,5 +35,16 @@ func WithExpiry(expiry time.Duration) Option {
 func WithTolerance(tolerance time.Duration) Option {
 	return func(o *options) {
 		o.tolerance = tolerance
+	}
+}
+
+// WithFencing makes every fresh acquisition mint a fencing token (see
+// Fence), in the same script and hash slot as the lock. The counter is a
+// companion key that never expires: one small integer per resource name.
+// Tokens only increase while Redis keeps its data; a server that restarts
+// without persistence starts them again from 1.
+func WithFencing() Option {
+	return func(o *options) {
+		o.fencing = true
 	}
 }

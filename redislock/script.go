@@ -18,8 +18,16 @@ var (
 	releaseSource string
 	releaseScript = newScript(releaseSource)
 
+	//go:embed fence.lua
+	fenceSource string
+	fenceScript = newScript(fenceSource)
+
+	//go:embed renew.lua
+	renewSource string
+	renewScript = newScript(renewSource)
+
 	// allScripts lets the go-zero adapter find a script by its digest.
-	allScripts = []*script{acquireScript, releaseScript}
+	allScripts = []*script{acquireScript, releaseScript, fenceScript, renewScript}
 )
 
 // script is a Lua script with its SHA1 digest, computed once.

@@ -1,0 +1,4 @@
+package redislock
+
+// ReleaseChannel exposes releaseChannel to the external tests.
+var ReleaseChannel = releaseChannel

@@ -1,0 +1,272 @@
+package redislock
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// releaseChannel is the channel a lock's release is announced on: a shard
+// channel in the key's slot, so the release script may publish to it on
+// Redis Cluster.
+func releaseChannel(key string) string {
+	return companionKey(key, "zerolock.released")
+}
+
+// pubsubClient is what a store needs for waiters to be woken by releases:
+// go-redis's *Client and *ClusterClient have it.
+type pubsubClient interface {
+	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
+	SSubscribe(ctx context.Context, channels ...string) *redis.PubSub
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// confirmTimeout bounds the wait for a subscription's confirmation. A
+// waiter that gives up waiting still works, on back-off alone.
+const confirmTimeout = 2 * time.Second
+
+// A hub is one process's subscription to one server (or, on a cluster, to
+// one slot's node): every waiter of every key there shares it, each key's
+// channel subscribed once and unsubscribed when its last waiter leaves.
+// With no channel left the connection is closed and its goroutine ends.
+type hub struct {
+	client  pubsubClient
+	sharded bool // SSUBSCRIBE (Redis 7+), as the release script's SPUBLISH
+
+	mu    sync.Mutex
+	ps    *redis.PubSub
+	done  chan struct{} // closed when ps's receive loop has ended
+	chans map[string]*channel
+}
+
+type channel struct {
+	waiters   map[*waiter]struct{}
+	confirmed chan struct{} // closed when the server confirmed the subscription
+}
+
+// A waiter is one AcquireWait's registration on its key's channel.
+type waiter struct {
+	hub     *hub
+	channel string
+	wake    chan struct{} // buffered: a release while the waiter was busy is kept
+}
+
+var hubs = struct {
+	sync.Mutex
+	m map[any]*hub
+}{m: make(map[any]*hub)}
+
+// hubFor returns the hub that carries key's releases, or nil when the
+// store cannot subscribe (waiters then rely on back-off alone).
+func hubFor(store Store, key string) *hub {
+	var (
+		client pubsubClient
+		id     any
+	)
+	switch s := store.(type) {
+	case goZeroStore:
+		client, id = goZeroSubscriber(s), "go-zero:"+s.r.Addr
+	case pubsubClient:
+		client, id = s, s
+	default:
+		return nil
+	}
+	if client == nil {
+		return nil
+	}
+	type slotID struct {
+		id   any
+		slot int
+	}
+	if _, cluster := client.(*redis.ClusterClient); cluster {
+		// A cluster subscription is a connection to one node: one per slot.
+		id = slotID{id, keySlot(key)}
+	}
+	hubs.Lock()
+	defer hubs.Unlock()
+	h, ok := hubs.m[id]
+	if !ok {
+		h = &hub{client: client, sharded: supportsSharded(client, key), chans: make(map[string]*channel)}
+		hubs.m[id] = h
+	}
+	return h
+}
+
+// supportsSharded asks the server whether it knows SPUBLISH, as the release
+// script does, so that waiters listen where releases are announced.
+func supportsSharded(client pubsubClient, key string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), confirmTimeout)
+	defer cancel()
+	err := client.Do(ctx, "spublish", releaseChannel(key), "probe").Err()
+	return err == nil || !strings.Contains(strings.ToLower(err.Error()), "unknown command")
+}
+
+// watch registers a waiter on channel and returns once the server has
+// confirmed the subscription (or confirmTimeout passed), so that a release
+// after the waiter's next try cannot be missed.
+func (h *hub) watch(ctx context.Context, ch string) *waiter {
+	w := &waiter{hub: h, channel: ch, wake: make(chan struct{}, 1)}
+	h.mu.Lock()
+	c, ok := h.chans[ch]
+	if !ok {
+		c = &channel{waiters: make(map[*waiter]struct{}), confirmed: make(chan struct{})}
+		h.chans[ch] = c
+		h.subscribe(ctx, ch)
+	}
+	c.waiters[w] = struct{}{}
+	h.mu.Unlock()
+
+	timer := time.NewTimer(confirmTimeout)
+	defer timer.Stop()
+	select {
+	case <-c.confirmed:
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	return w
+}
+
+// subscribe adds ch to the connection, opening it (and its receive loop)
+// for the first channel. h.mu is held.
+func (h *hub) subscribe(ctx context.Context, ch string) {
+	if h.ps == nil {
+		if h.sharded {
+			h.ps = h.client.SSubscribe(ctx)
+		} else {
+			h.ps = h.client.Subscribe(ctx)
+		}
+		h.done = make(chan struct{})
+		go h.receive(h.ps, h.done)
+	}
+	if h.sharded {
+		_ = h.ps.SSubscribe(ctx, ch)
+	} else {
+		_ = h.ps.Subscribe(ctx, ch)
+	}
+}
+
+// close unregisters the waiter; the last waiter of a channel unsubscribes
+// it, and the last channel closes the connection and waits for its loop.
+func (w *waiter) close() {
+	h := w.hub
+	h.mu.Lock()
+	c := h.chans[w.channel]
+	delete(c.waiters, w)
+	var done chan struct{}
+	if len(c.waiters) == 0 {
+		delete(h.chans, w.channel)
+		ctx := context.Background()
+		if h.sharded {
+			_ = h.ps.SUnsubscribe(ctx, w.channel)
+		} else {
+			_ = h.ps.Unsubscribe(ctx, w.channel)
+		}
+		if len(h.chans) == 0 {
+			_ = h.ps.Close()
+			h.ps, done = nil, h.done
+		}
+	}
+	h.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// receive dispatches confirmations and releases until ps is closed. After
+// a connection error (go-redis reconnects and resubscribes) every waiter is
+// woken to try again, since a release may have been missed meanwhile.
+func (h *hub) receive(ps *redis.PubSub, done chan struct{}) {
+	defer close(done)
+	for {
+		msg, err := ps.Receive(context.Background())
+		if err != nil {
+			if errors.Is(err, redis.ErrClosed) || h.closed(ps) {
+				return
+			}
+			h.wakeAll()
+			time.Sleep(50 * time.Millisecond) // do not spin on a dead server
+			continue
+		}
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
+				h.confirm(m.Channel)
+			}
+		case *redis.Message:
+			h.wake(m.Channel)
+		}
+	}
+}
+
+func (h *hub) closed(ps *redis.PubSub) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ps != ps
+}
+
+func (h *hub) confirm(ch string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.chans[ch]; ok {
+		select {
+		case <-c.confirmed:
+		default:
+			close(c.confirmed)
+		}
+	}
+}
+
+func (h *hub) wake(ch string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.chans[ch]; ok {
+		for w := range c.waiters {
+			w.notify()
+		}
+	}
+}
+
+func (h *hub) wakeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.chans {
+		for w := range c.waiters {
+			w.notify()
+		}
+	}
+}
+
+func (w *waiter) notify() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// goZeroSubscribers are go-redis clients made for go-zero stores, whose own
+// client is not reachable: one per address, for the life of the process,
+// as go-zero keeps its own.
+var goZeroSubscribers sync.Map // map[string]pubsubClient
+
+// goZeroSubscriber returns a client for subscriptions on s's server. A TLS
+// store, whose setting go-zero does not expose, gets none: its waiters
+// rely on back-off.
+func goZeroSubscriber(s goZeroStore) pubsubClient {
+	if c, ok := goZeroSubscribers.Load(s.r.Addr); ok {
+		return c.(pubsubClient)
+	}
+	var c pubsubClient
+	if s.r.Type == "cluster" {
+		c = redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs: strings.Split(s.r.Addr, ","), Username: s.r.User, Password: s.r.Pass,
+		})
+	} else {
+		c = redis.NewClient(&redis.Options{Addr: s.r.Addr, Username: s.r.User, Password: s.r.Pass})
+	}
+	actual, _ := goZeroSubscribers.LoadOrStore(s.r.Addr, c)
+	return actual.(pubsubClient)
+}

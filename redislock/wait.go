@@ -1,0 +1,113 @@
+package redislock
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// waitOptions tune the back-off that backs up release notifications.
+type waitOptions struct {
+	minBackoff time.Duration
+	maxBackoff time.Duration
+}
+
+func defaultWaitOptions() waitOptions {
+	return waitOptions{minBackoff: 10 * time.Millisecond, maxBackoff: 500 * time.Millisecond}
+}
+
+// WithBackoff sets the bounds of the retry back-off of AcquireWaitCtx,
+// which only matters when a release notification is lost (a reconnect, a
+// store that cannot subscribe) or the holder lets its lock expire; the
+// default is 10 ms doubling to 500 ms, jittered, and never longer than the
+// holder's remaining time.
+func WithBackoff(min, max time.Duration) Option {
+	return func(o *options) {
+		o.wait = waitOptions{minBackoff: min, maxBackoff: max}
+	}
+}
+
+// AcquireWait is AcquireWaitCtx with context.Background().
+func (rl *RedisLock) AcquireWait(wait time.Duration) (bool, error) {
+	return rl.AcquireWaitCtx(context.Background(), wait)
+}
+
+// AcquireWaitCtx waits up to wait (no limit when wait <= 0, then only ctx
+// bounds it) for the lock and returns true as soon as it holds it. It
+// returns false, with a nil error, when the wait limit passed first; an
+// error for which errors.Is(err, ctx.Err()) holds when ctx ended first; and
+// a store error when Redis fails.
+//
+// A waiter does not poll: it subscribes to the lock's release channel
+// (one subscription per process and key, shared by all its waiters, made
+// before the try it follows so no release is missed) and tries again when
+// the holder releases. A jittered back-off, never longer than the holder's
+// remaining time, covers lost notifications and locks left to expire.
+func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
+	ok, err := rl.AcquireCtx(ctx)
+	if ok || err != nil {
+		return ok, err
+	}
+	waitCtx := ctx
+	if wait > 0 {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	var wake <-chan struct{}
+	if h := hubFor(rl.store, rl.key); h != nil {
+		w := h.watch(waitCtx, rl.releaseArgs[1].(string))
+		defer w.close()
+		wake = w.wake
+	}
+
+	backoff := rl.waitOpts.minBackoff
+	for {
+		px, err := rl.px()
+		if err != nil {
+			return false, err
+		}
+		sent := time.Now()
+		_, seen := rl.state.beginAcquire() // the script answers fresh and re-entrant tries alike
+		ok, holderTTL, err := rl.acquireScript(waitCtx, px)
+		rl.state.endAcquire(seen, ok || err != nil)
+		switch {
+		case ok:
+			rl.noteAcquired(sent)
+			return true, nil
+		case err != nil && ctx.Err() != nil:
+			return false, rl.wrap(ctx, "acquire", err)
+		case err != nil && waitCtx.Err() != nil:
+			return false, nil // the wait limit cut the try short
+		case err != nil:
+			return false, rl.wrap(ctx, "acquire", err)
+		}
+
+		sleep := jitter(backoff)
+		if holderTTL > 0 && holderTTL < sleep {
+			sleep = holderTTL + time.Millisecond
+		}
+		backoff = min(2*backoff, rl.waitOpts.maxBackoff)
+		timer := time.NewTimer(sleep)
+		select {
+		case <-wake:
+		case <-timer.C:
+		case <-waitCtx.Done():
+			timer.Stop()
+			if err := ctx.Err(); err != nil {
+				return false, rl.wrap(ctx, "acquire", err)
+			}
+			return false, nil
+		}
+		timer.Stop()
+	}
+}
+
+// jitter spreads d over [d/2, d) so waiters of many processes do not retry
+// in step.
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2)
+}

@@ -1,0 +1,143 @@
+package redislock
+
+import (
+	"context"
+	"time"
+)
+
+// A WatchOption tunes Watch.
+type WatchOption func(*watchOptions)
+
+type watchOptions struct {
+	every   time.Duration
+	maxHold time.Duration
+}
+
+// RenewEvery sets how often the watchdog renews; the default is a third of
+// the expiry sent to Redis, so two renewals in a row may fail before the
+// lock is at risk.
+func RenewEvery(d time.Duration) WatchOption {
+	return func(o *watchOptions) {
+		o.every = d
+	}
+}
+
+// MaxHold bounds how long the watchdog keeps the lock alive: after d it
+// stops renewing and cancels the context with ErrMaxHold, so a stuck task
+// cannot hold a resource forever. The default is no bound.
+func MaxHold(d time.Duration) WatchOption {
+	return func(o *watchOptions) {
+		o.maxHold = d
+	}
+}
+
+// watchdog renews one held lock until stopped.
+type watchdog struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// Watch keeps the held lock alive while work runs, renewing it with the same
+// token through a compare-and-pexpire (a key that vanished is never
+// re-created), and returns a context derived from ctx for that work.
+//
+// The context is cancelled, with context.Cause telling why, when:
+//   - the lock is lost: the key is gone or holds another token (ErrLockLost);
+//   - renewals have failed for long enough that the lock may have expired,
+//     decided on the monotonic clock from when the last successful acquire
+//     or renewal was sent, less a tenth of the expiry as margin for drift
+//     (ErrRenewFailed), so before Redis could expire it, not after;
+//   - MaxHold has passed (ErrMaxHold);
+//   - Release is called (ErrReleased);
+//   - ctx ends (its own cause).
+//
+// In every case the renewing goroutine stops; Release waits for it. Call
+// Watch after a successful acquire; watching again returns the context of
+// the running watchdog.
+func (rl *RedisLock) Watch(ctx context.Context, opts ...WatchOption) context.Context {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.dog != nil {
+		select {
+		case <-rl.dog.done:
+		default:
+			return rl.dog.ctx
+		}
+	}
+	px, err := rl.px()
+	if err != nil {
+		ctx, cancel := context.WithCancelCause(ctx)
+		cancel(err)
+		return ctx
+	}
+	o := watchOptions{every: px / 3}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.every <= 0 {
+		o.every = px / 3
+	}
+	lockCtx, cancel := context.WithCancelCause(ctx)
+	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{})}
+	rl.dog = dog
+	go rl.renew(dog, o, rl.acquiredAt, px)
+	return lockCtx
+}
+
+// stopWatchdog cancels the running watchdog with cause and waits for its
+// goroutine to end.
+func (rl *RedisLock) stopWatchdog(cause error) {
+	rl.mu.Lock()
+	dog := rl.dog
+	rl.dog = nil
+	rl.mu.Unlock()
+	if dog != nil {
+		dog.cancel(cause)
+		<-dog.done
+	}
+}
+
+func (rl *RedisLock) renew(dog *watchdog, o watchOptions, acquired time.Time, px time.Duration) {
+	defer close(dog.done)
+	margin := px / 10
+	validUntil := acquired.Add(px - margin)
+	var maxHold <-chan time.Time
+	if o.maxHold > 0 {
+		t := time.NewTimer(o.maxHold)
+		defer t.Stop()
+		maxHold = t.C
+	}
+	tick := time.NewTicker(o.every)
+	defer tick.Stop()
+	expiry := time.NewTimer(time.Until(validUntil))
+	defer expiry.Stop()
+
+	for {
+		select {
+		case <-dog.ctx.Done():
+			return
+		case <-maxHold:
+			dog.cancel(ErrMaxHold)
+			return
+		case <-expiry.C:
+			dog.cancel(ErrRenewFailed)
+			return
+		case <-tick.C:
+		}
+		sent := time.Now()
+		// A renewal may take at most until the lock's validity ends.
+		ctx, cancel := context.WithDeadline(dog.ctx, validUntil)
+		reply, err := renewScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds()).Int64()
+		cancel()
+		switch {
+		case err != nil:
+			continue // try again next tick; the expiry timer guards the rest
+		case reply != 1:
+			dog.cancel(ErrLockLost)
+			return
+		}
+		validUntil = sent.Add(px - margin)
+		expiry.Reset(time.Until(validUntil))
+	}
+}

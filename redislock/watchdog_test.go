@@ -1,0 +1,145 @@
+package redislock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+func watchedLock(t *testing.T, b backend, key string) (*redislock.RedisLock, context.Context) {
+	t.Helper()
+	lock := b.newLock(key, redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
+	mustAcquire(t, lock, true)
+	return lock, lock.Watch(context.Background(), redislock.RenewEvery(100*time.Millisecond))
+}
+
+// waitDone waits for ctx to end within d and returns its cause.
+func waitDone(t *testing.T, ctx context.Context, d time.Duration) error {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-time.After(d):
+		t.Fatalf("lock context not cancelled within %v", d)
+		return nil
+	}
+}
+
+// TestWatchdogKeepsLockAlive: a 1 s lock is kept for 5 s while a contender
+// tries every 50 ms and never gets in.
+func TestWatchdogKeepsLockAlive(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		lock := b.newLock(key, redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
+		mustAcquire(t, lock, true)
+		lockCtx := lock.Watch(context.Background())
+		contender := b.newLock(key)
+		contender.SetExpire(1)
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			mustAcquire(t, contender, false)
+		}
+		if lockCtx.Err() != nil {
+			t.Fatalf("lock context ended while the lock was kept: %v", context.Cause(lockCtx))
+		}
+		mustRelease(t, lock, true)
+		if cause := waitDone(t, lockCtx, time.Second); !errors.Is(cause, redislock.ErrReleased) {
+			t.Fatalf("cause after Release = %v, want ErrReleased", cause)
+		}
+		mustAcquire(t, contender, true)
+		mustRelease(t, contender, true)
+	})
+}
+
+// TestWatchdogLostLock: deleting, overwriting or shortening the key from an
+// admin connection cancels the lock's context within a renewal interval
+// plus a margin, and the watchdog never re-creates or overwrites the key.
+func TestWatchdogLostLock(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		ctx := context.Background()
+		for _, tc := range []struct {
+			name    string
+			tamper  func() error
+			present string // the value the key must keep, "" for gone
+		}{
+			{"deleted", func() error { return admin.Del(ctx, key).Err() }, ""},
+			{"overwritten", func() error { return admin.Set(ctx, key, "someone-else", time.Minute).Err() }, "someone-else"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				lock, lockCtx := watchedLock(t, b, key)
+				if err := tc.tamper(); err != nil {
+					t.Fatal(err)
+				}
+				if cause := waitDone(t, lockCtx, 100*time.Millisecond+400*time.Millisecond); !errors.Is(cause, redislock.ErrLockLost) {
+					t.Fatalf("cause = %v, want ErrLockLost", cause)
+				}
+				time.Sleep(300 * time.Millisecond) // three renewal intervals: none may touch the key
+				if got, err := admin.Get(ctx, key).Result(); tc.present == "" && err != redis.Nil {
+					t.Fatalf("the watchdog re-created the key: %q, %v", got, err)
+				} else if tc.present != "" && got != tc.present {
+					t.Fatalf("the key holds %q, want %q untouched", got, tc.present)
+				}
+				mustRelease(t, lock, false)
+				admin.Del(ctx, key)
+			})
+		}
+	})
+}
+
+// TestWatchdogRedisDown: with the server gone, the context is cancelled
+// with ErrRenewFailed before the lock could have expired in Redis.
+func TestWatchdogRedisDown(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		lock := b.newLock(key, redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
+		mustAcquire(t, lock, true)
+		lockCtx := lock.Watch(context.Background(), redislock.RenewEvery(100*time.Millisecond))
+		// Renewals succeed for a while, then the server goes.
+		time.Sleep(250 * time.Millisecond)
+		lastRenewalBound := time.Now()
+		srv.Kill()
+		cause := waitDone(t, lockCtx, 3*time.Second)
+		cancelled := time.Now()
+		if !errors.Is(cause, redislock.ErrRenewFailed) {
+			t.Fatalf("cause = %v, want ErrRenewFailed", cause)
+		}
+		// The last successful renewal was sent before lastRenewalBound, so
+		// Redis keeps the key at most until then + 1s: the signal must come
+		// before that.
+		if cancelled.After(lastRenewalBound.Add(time.Second)) {
+			t.Fatalf("cancelled %v after the server went, later than the lock's expiry", cancelled.Sub(lastRenewalBound))
+		}
+		srv.Restart()
+	})
+}
+
+func TestWatchdogMaxHoldAndParent(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		lock := b.newLock(key, redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
+		mustAcquire(t, lock, true)
+		lockCtx := lock.Watch(context.Background(), redislock.MaxHold(200*time.Millisecond))
+		if cause := waitDone(t, lockCtx, 2*time.Second); !errors.Is(cause, redislock.ErrMaxHold) {
+			t.Fatalf("cause = %v, want ErrMaxHold", cause)
+		}
+		mustRelease(t, lock, true)
+
+		parent, cancel := context.WithCancel(context.Background())
+		mustAcquire(t, lock, true)
+		lockCtx = lock.Watch(parent)
+		if again := lock.Watch(parent); again != lockCtx {
+			t.Fatal("a second Watch started another watchdog")
+		}
+		cancel()
+		if cause := waitDone(t, lockCtx, time.Second); !errors.Is(cause, context.Canceled) {
+			t.Fatalf("cause after the parent ended = %v, want context.Canceled", cause)
+		}
+		mustRelease(t, lock, true)
+	})
+}
