@@ -35,6 +35,13 @@ type LockConf struct {
 	// FailOpen lets calls through, logged, when Redis cannot be reached.
 	// By default they fail with codes.Unavailable.
 	FailOpen bool `json:",optional"`
+	// Renew keeps an inflight lock alive while a slow method runs, renewing
+	// it every third of Expire, and gives the method a context that is
+	// cancelled when the lock is lost. It cannot be combined with window mode.
+	Renew bool `json:",optional"`
+	// Fence mints a fencing token per acquisition, which the method reads
+	// with redislock.FenceFromContext.
+	Fence bool `json:",optional"`
 	// Rules say which methods are locked and on which values. A method
 	// without a rule passes through untouched.
 	Rules []LockRule `json:",optional"`

@@ -3,13 +3,13 @@ package interceptor_test
 import (
 	"context"
 	"net"
-	"os"
 	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -27,7 +27,7 @@ func (quiet) Printf(context.Context, string, ...any) {}
 func TestMain(m *testing.M) {
 	logx.Disable()
 	redis.SetLogger(quiet{})
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m, redistest.LeakOptions()...)
 }
 
 func newStore(srv *redistest.Server) *zredis.Redis {

@@ -51,12 +51,18 @@ func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.Un
 		if err != nil {
 			return nil, err
 		}
+		if c.Renew && ru.policy.Window {
+			return nil, fmt.Errorf("%w: rule %s: Renew keeps inflight locks alive and cannot be used in window mode",
+				ErrBadConfig, ru.method)
+		}
 		if _, dup := rules[ru.method]; dup {
 			return nil, fmt.Errorf("%w: two rules for %s", ErrBadConfig, ru.method)
 		}
 		rules[ru.method] = ru
 	}
-	l := &locker{prefix: c.Prefix, rules: rules, guard: &guard.Guard{Store: store, FailOpen: c.FailOpen, Metrics: metrics}}
+	l := &locker{prefix: c.Prefix, rules: rules, guard: &guard.Guard{
+		Store: store, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics,
+	}}
 	return l.intercept, nil
 }
 
@@ -91,7 +97,7 @@ func (l *locker) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 		return nil, err
 	}
 
-	res := l.guard.Acquire(ctx, ru.method, key, ru.policy.Expire)
+	res := l.guard.Acquire(ctx, ru.method, key, ru.policy)
 	switch res.Outcome {
 	case guard.StoreError:
 		return nil, status.Error(codes.Unavailable, "zerolock: the call cannot be checked for duplicates right now, try again")
@@ -105,7 +111,7 @@ func (l *locker) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	defer func() {
 		res.Lease.End(ctx, ru.policy.KeepAfter(returned, failed(err)))
 	}()
-	resp, err = handler(ctx, req)
+	resp, err = handler(res.Ctx, req)
 	returned = true
 	return resp, err
 }

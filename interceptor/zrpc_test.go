@@ -36,20 +36,38 @@ func TestThroughZrpc(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.Name, sc.ListenOn = "zerolock-test-rpc", addr
+	sc.DevServer.Enabled = false // its HTTP server is never stopped
 	impl := newPayments()
 	impl.release = make(chan struct{})
-	server := zrpc.MustNewServer(sc, func(s *grpc.Server) { testpb.RegisterPaymentsServer(s, impl) })
+	var grpcServer *grpc.Server
+	server := zrpc.MustNewServer(sc, func(s *grpc.Server) {
+		grpcServer = s
+		testpb.RegisterPaymentsServer(s, impl)
+	})
 	server.AddUnaryInterceptors(interceptor.MustUnaryServerInterceptor(
 		payConf(interceptor.ModeInflight, "field:order.id", "metadata:x-user-id"), newStore(srv)))
-	go server.Start()
-	t.Cleanup(server.Stop)
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		server.Start()
+	}()
+	<-started
+	// zrpc's Stop leaves serving to the process's shutdown; stop gRPC itself.
+	t.Cleanup(func() {
+		server.Stop()
+		if grpcServer != nil {
+			grpcServer.Stop()
+		}
+	})
 
 	var cc zrpc.RpcClientConf
 	if err := conf.FillDefault(&cc); err != nil {
 		t.Fatal(err)
 	}
 	cc.Endpoints, cc.Timeout = []string{addr}, 10000
-	client := testpb.NewPaymentsClient(zrpc.MustNewClient(cc).Conn())
+	zc := zrpc.MustNewClient(cc)
+	t.Cleanup(func() { _ = zc.Conn().Close() })
+	client := testpb.NewPaymentsClient(zc.Conn())
 
 	results := make(chan error, 2)
 	var wg sync.WaitGroup

@@ -42,6 +42,15 @@ type LockConf struct {
 	// MaxBodyBytes bounds the body read for json:, form: and body keys;
 	// larger bodies are refused with 413.
 	MaxBodyBytes int64 `json:",default=1048576"`
+	// Renew keeps an inflight lock alive while a slow handler runs, renewing
+	// it every third of Expire, and gives the handler a context that is
+	// cancelled when the lock is lost, so its database calls stop too. It
+	// cannot be combined with window mode.
+	Renew bool `json:",optional"`
+	// Fence mints a fencing token per acquisition, which the handler reads
+	// with redislock.FenceFromContext and hands to storage that rejects
+	// writes older than the last it saw.
+	Fence bool `json:",optional"`
 	// RejectCode is the status of a refused duplicate; it must be a 4xx.
 	RejectCode int `json:",default=409"`
 	// Rules say which routes are locked and on which fields. A request that

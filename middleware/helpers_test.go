@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/zeromicro/go-zero/core/prometheus"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
+	"go.uber.org/goleak"
 
 	"github.com/zerolock/zerolock/internal/redistest"
 	"github.com/zerolock/zerolock/middleware"
@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	prometheus.Enable() // go-zero records metrics only when Prometheus is on
 	logx.Disable()
 	redis.SetLogger(quiet{})
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m, redistest.LeakOptions()...)
 }
 
 // newStore returns go-zero's store for srv (see redislock's tests for why
@@ -61,6 +61,7 @@ func serve(t *testing.T, install func(s *rest.Server), routes []rest.Route, opts
 		t.Fatal(err)
 	}
 	c.Name, c.Host, c.Port = "zerolock-test", "127.0.0.1", port
+	c.DevServer.Enabled = false // its HTTP server is never stopped
 	server := rest.MustNewServer(c)
 	install(server)
 	server.AddRoutes(routes, opts...)

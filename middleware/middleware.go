@@ -55,11 +55,11 @@ func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddlew
 	}
 	m := &LockMiddleware{
 		conf:  c,
-		guard: &guard.Guard{Store: store, FailOpen: c.FailOpen, Metrics: metrics},
+		guard: &guard.Guard{Store: store, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics},
 		trees: make(map[string]*search.Tree),
 	}
 	for _, r := range c.Rules {
-		ru, err := compileRule(c, r)
+		ru, err := m.compile(r)
 		if err != nil {
 			return nil, err
 		}
@@ -71,9 +71,22 @@ func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddlew
 		if err := tree.Add(ru.path, ru); err != nil {
 			return nil, fmt.Errorf("%w: rule %s: %v", ErrBadConfig, ru.label, err)
 		}
-		warnIfShared(ru)
 	}
 	return m, nil
+}
+
+// compile validates a rule against m's configuration.
+func (m *LockMiddleware) compile(r LockRule) (*rule, error) {
+	ru, err := compileRule(m.conf, r)
+	if err != nil {
+		return nil, err
+	}
+	if m.conf.Renew && ru.policy.Window {
+		return nil, fmt.Errorf("%w: rule %s: Renew keeps inflight locks alive and cannot be used in window mode",
+			ErrBadConfig, ru.label)
+	}
+	warnIfShared(ru)
+	return ru, nil
 }
 
 // ForRule returns a middleware for one route, built in code rather than
@@ -81,11 +94,10 @@ func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddlew
 // be the route's; its Expire and Mode default to m's configuration. The
 // error wraps ErrBadConfig.
 func (m *LockMiddleware) ForRule(r LockRule) (rest.Middleware, error) {
-	ru, err := compileRule(m.conf, r)
+	ru, err := m.compile(r)
 	if err != nil {
 		return nil, err
 	}
-	warnIfShared(ru)
 	return func(next http.HandlerFunc) http.HandlerFunc {
 		return func(w http.ResponseWriter, req *http.Request) {
 			m.serve(ru, next, w, req)
@@ -144,7 +156,7 @@ func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseW
 		return
 	}
 
-	res := m.guard.Acquire(r.Context(), ru.label, key, ru.policy.Expire)
+	res := m.guard.Acquire(r.Context(), ru.label, key, ru.policy)
 	switch res.Outcome {
 	case guard.StoreError:
 		respond(w, r, newError(http.StatusServiceUnavailable, "lock_unavailable", ErrLockUnavailable,
@@ -176,6 +188,9 @@ func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseW
 		failed := (rec != nil && rec.status >= http.StatusInternalServerError) || r.Context().Err() != nil
 		res.Lease.End(r.Context(), ru.policy.KeepAfter(returned, failed))
 	}()
+	if res.Ctx != r.Context() {
+		r = r.WithContext(res.Ctx)
+	}
 	next(out, r)
 	returned = true
 }

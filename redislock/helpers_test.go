@@ -5,23 +5,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
-	"go.uber.org/goleak"
 
 	"github.com/zerolock/zerolock/internal/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
-
-// leakOptions ignores goroutines that are not the lock's: go-zero's
-// process-wide signal and CPU-stat loops, started by its init functions,
-// and the redial loop go-redis runs for a pool whose server is gone (go-zero
-// keeps one pool per address for the life of the process).
-func leakOptions() []goleak.Option {
-	return []goleak.Option{
-		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/proc.init.1.func1"),
-		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/stat.init.1.func1"),
-		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"),
-	}
-}
 
 // backend builds locks on one kind of store.
 type backend struct {

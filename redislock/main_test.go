@@ -7,6 +7,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
 	"go.uber.org/goleak"
+
+	"github.com/zerolock/zerolock/internal/redistest"
 )
 
 // quiet drops go-redis's internal log lines (dial failures while a test
@@ -18,5 +20,5 @@ func (quiet) Printf(context.Context, string, ...any) {}
 func TestMain(m *testing.M) {
 	logx.Disable()
 	redis.SetLogger(quiet{})
-	goleak.VerifyTestMain(m, leakOptions()...)
+	goleak.VerifyTestMain(m, redistest.LeakOptions()...)
 }

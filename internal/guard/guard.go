@@ -32,12 +32,23 @@ const (
 type Guard struct {
 	Store    redislock.Store
 	FailOpen bool
-	Metrics  *Metrics
+	// Renew keeps an inflight lock alive while the handler runs (Policy
+	// Window locks are never renewed) and gives the handler a context that
+	// ends when the lock is lost.
+	Renew bool
+	// Fence mints a fencing token per acquisition and puts it in the
+	// handler's context (redislock.FenceFromContext).
+	Fence   bool
+	Metrics *Metrics
 }
 
 // Result is the answer of Acquire.
 type Result struct {
 	Outcome Outcome
+	// Ctx is the context to run the handler with when Outcome is Acquired:
+	// the request's, bounded by the lock when renewed, carrying the fencing
+	// token when fenced.
+	Ctx context.Context
 	// Lease is set when Outcome is Acquired.
 	Lease *Lease
 	// RetryAfter is the holder's remaining time when Outcome is Rejected.
@@ -52,10 +63,14 @@ func (r Result) Proceed() bool {
 	return r.Outcome == Acquired || r.Outcome == FailedOpen
 }
 
-// Acquire tries once to take key for expire. label names the route or
+// Acquire tries once to take key under policy. label names the route or
 // method in metrics and logs; logs carry a digest of the key, never values.
-func (g *Guard) Acquire(ctx context.Context, label, key string, expire time.Duration) Result {
-	lock := redislock.New(g.Store, key, redislock.WithExpiry(expire), redislock.WithTolerance(0))
+func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) Result {
+	opts := []redislock.Option{redislock.WithExpiry(policy.Expire), redislock.WithTolerance(0)}
+	if g.Fence {
+		opts = append(opts, redislock.WithFencing())
+	}
+	lock := redislock.New(g.Store, key, opts...)
 	ok, err := lock.AcquireCtx(ctx)
 	var res Result
 	switch {
@@ -72,9 +87,15 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, expire time.Dura
 		logx.WithContext(ctx).Errorf("zerolock: lock store failed for %s (key …%s): %v",
 			label, keyspec.Digest(key), err)
 	case !ok:
-		res = Result{Outcome: Rejected, RetryAfter: retryAfter(ctx, lock, expire)}
+		res = Result{Outcome: Rejected, RetryAfter: retryAfter(ctx, lock, policy.Expire)}
 	default:
-		res = Result{Outcome: Acquired, Lease: &Lease{lock: lock, label: label, start: time.Now(), metrics: g.Metrics}}
+		res = Result{Outcome: Acquired, Ctx: ctx, Lease: &Lease{lock: lock, label: label, start: time.Now(), metrics: g.Metrics}}
+		if g.Renew && !policy.Window {
+			res.Ctx = lock.Watch(ctx)
+		}
+		if g.Fence {
+			res.Ctx = redislock.ContextWithFence(res.Ctx, lock.Fence())
+		}
 	}
 	g.Metrics.count(label, res.Outcome)
 	return res

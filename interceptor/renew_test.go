@@ -1,0 +1,67 @@
+package interceptor_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/zerolock/zerolock/interceptor"
+	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testpb"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+// slowPayments holds each call for a second and reports its fence.
+type slowPayments struct {
+	testpb.UnimplementedPaymentsServer
+	fences  chan int64
+	entered chan struct{}
+}
+
+func (p *slowPayments) Pay(ctx context.Context, req *testpb.PayRequest) (*testpb.PayReply, error) {
+	fence, _ := redislock.FenceFromContext(ctx)
+	p.fences <- fence
+	p.entered <- struct{}{}
+	select {
+	case <-time.After(time.Second):
+	case <-ctx.Done():
+		return nil, status.FromContextError(context.Cause(ctx)).Err()
+	}
+	return &testpb.PayReply{Status: "paid"}, nil
+}
+
+func TestRenewAndFence(t *testing.T) {
+	srv := redistest.Start(t)
+	c := payConf(interceptor.ModeInflight, "field:order.id")
+	c.Expire, c.Renew, c.Fence = 300*time.Millisecond, true, true
+	impl := &slowPayments{fences: make(chan int64, 10), entered: make(chan struct{}, 10)}
+	client := serve(t, c, newStore(srv), impl)
+
+	done := make(chan error, 1)
+	go func() { _, err := client.Pay(context.Background(), order("R-1")); done <- err }()
+	<-impl.entered
+	time.Sleep(800 * time.Millisecond)
+	if _, err := client.Pay(context.Background(), order("R-1")); status.Code(err) != codes.Aborted {
+		t.Fatalf("duplicate late in a renewed call: %v, want Aborted", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, err := client.Pay(context.Background(), order("R-1")); done <- err }()
+	<-impl.entered
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if a, b := <-impl.fences, <-impl.fences; a <= 0 || b <= a {
+		t.Fatalf("fencing tokens %d then %d: want positive and increasing", a, b)
+	}
+	_, err := interceptor.UnaryServerInterceptor(interceptor.LockConf{Renew: true, Mode: interceptor.ModeWindow,
+		Rules: []interceptor.LockRule{{Method: payMethod, Keys: []string{"peer"}}}}, nil)
+	if !errors.Is(err, interceptor.ErrBadConfig) {
+		t.Fatalf("Renew with window mode: %v, want ErrBadConfig", err)
+	}
+}

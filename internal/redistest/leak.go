@@ -1,0 +1,22 @@
+package redistest
+
+import "go.uber.org/goleak"
+
+// LeakOptions are the goleak options of every package that tests against
+// go-zero: they ignore goroutines that go-zero starts once per process and
+// never stops (signal and CPU-stat loops from its init functions, its
+// shared client pools' redial loops when a test killed their server, the
+// stat collectors and load-shedding loops of its rest and zrpc servers, and
+// the goroutine of each rest server, which go-zero keeps waiting for the
+// process to shut down even after its http.Server was shut down), so that
+// goleak reports only what zerolock starts.
+func LeakOptions() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/proc.init.1.func1"),
+		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/stat.init.1.func1"),
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"),
+		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/executors.(*PeriodicalExecutor).backgroundFlush.func1"),
+		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/load.(*SheddingStat).loop"),
+		goleak.IgnoreAnyFunction("github.com/zeromicro/go-zero/core/proc.(*listenerManager).addListener.func2"),
+	}
+}
