@@ -9,6 +9,7 @@ import (
 	auth "github.com/zerolock/zerolock/example/api/internal/handler/auth"
 	coupon "github.com/zerolock/zerolock/example/api/internal/handler/coupon"
 	order "github.com/zerolock/zerolock/example/api/internal/handler/order"
+	report "github.com/zerolock/zerolock/example/api/internal/handler/report"
 	stock "github.com/zerolock/zerolock/example/api/internal/handler/stock"
 	"github.com/zerolock/zerolock/example/api/internal/svc"
 )
@@ -65,5 +66,15 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 				},
 			}...,
 		),
+	)
+
+	server.AddRoutes(
+		[]rest.Route{
+			{
+				Method:  http.MethodPost,
+				Path:    "/reports/:id/rebuild",
+				Handler: report.RebuildReportHandler(serverCtx),
+			},
+		},
 	)
 }

@@ -21,6 +21,8 @@ type ServiceContext struct {
 	// Lock is the anti-duplicate middleware of the routes etc/api.yaml's
 	// Lock.Rules name.
 	Lock rest.Middleware
+	// Reports is the fenced storage the report rebuilds write to.
+	Reports *FencedStore
 
 	embedded *miniredis.Miniredis
 }
@@ -28,7 +30,7 @@ type ServiceContext struct {
 // NewServiceContext connects to the configured Redis, or starts an embedded
 // miniredis when the configuration names no host, and seeds the demo stock.
 func NewServiceContext(c config.Config) *ServiceContext {
-	sc := &ServiceContext{Config: c}
+	sc := &ServiceContext{Config: c, Reports: NewFencedStore()}
 	if c.Redis.Host == "" {
 		sc.embedded = miniredis.NewMiniRedis()
 		if err := sc.embedded.StartAddr("127.0.0.1:0"); err != nil {

@@ -50,3 +50,14 @@ type RedeemResp struct {
 	Code     string `json:"code"`
 	Redeemed int64  `json:"redeemed"`
 }
+
+// RebuildReq names a report.
+type RebuildReq struct {
+	Id string `path:"id"`
+}
+
+// RebuildResp says which fencing token wrote the report.
+type RebuildResp struct {
+	Id    string `json:"id"`
+	Fence int64  `json:"fence"`
+}
