@@ -6,7 +6,7 @@ GO ?= go
 # Real-server tests fail, instead of skipping, when a server is missing.
 export ZEROLOCK_REQUIRE_REDIS := 1
 
-.PHONY: test deps vet unit
+.PHONY: test deps vet unit bench
 
 test: deps vet
 	$(GO) test -race -timeout 9m ./...
@@ -16,6 +16,12 @@ deps:
 
 vet:
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
+
+# bench compares zerolock with bsm/redislock and redsync in one run, on a
+# redis-server it starts (see bench/doc.go).
+bench: deps
+	cd bench && $(GO) test -run '^$$' -bench . -benchtime 1x
 
 # unit runs the tests without installing anything: real-server tests are
 # skipped when redis-server is missing.

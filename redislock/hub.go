@@ -44,7 +44,7 @@ type hub struct {
 }
 
 type channel struct {
-	waiters   map[*waiter]struct{}
+	waiters   []*waiter     // in arrival order
 	confirmed chan struct{} // closed when the server confirmed the subscription
 }
 
@@ -113,11 +113,11 @@ func (h *hub) watch(ctx context.Context, ch string) *waiter {
 	h.mu.Lock()
 	c, ok := h.chans[ch]
 	if !ok {
-		c = &channel{waiters: make(map[*waiter]struct{}), confirmed: make(chan struct{})}
+		c = &channel{confirmed: make(chan struct{})}
 		h.chans[ch] = c
 		h.subscribe(ctx, ch)
 	}
-	c.waiters[w] = struct{}{}
+	c.waiters = append(c.waiters, w)
 	h.mu.Unlock()
 
 	timer := time.NewTimer(confirmTimeout)
@@ -151,11 +151,23 @@ func (h *hub) subscribe(ctx context.Context, ch string) {
 
 // close unregisters the waiter; the last waiter of a channel unsubscribes
 // it, and the last channel closes the connection and waits for its loop.
+// A wake the waiter did not use (it got the lock another way, or gave up)
+// goes to the next waiter, so no release is lost to a departure.
 func (w *waiter) close() {
 	h := w.hub
 	h.mu.Lock()
 	c := h.chans[w.channel]
-	delete(c.waiters, w)
+	for i, other := range c.waiters {
+		if other == w {
+			c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+			break
+		}
+	}
+	select {
+	case <-w.wake:
+		c.wakeOne()
+	default:
+	}
 	var done chan struct{}
 	if len(c.waiters) == 0 {
 		delete(h.chans, w.channel)
@@ -220,21 +232,36 @@ func (h *hub) confirm(ch string) {
 	}
 }
 
+// wake hands a release to one waiter of ch: only one can win the lock, and
+// waking every waiter of the process would send them all to Redis at once.
+// The waiter keeps its place if it loses to another process, and passes an
+// unused wake on when it leaves.
 func (h *hub) wake(ch string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c, ok := h.chans[ch]; ok {
-		for w := range c.waiters {
-			w.notify()
+		c.wakeOne()
+	}
+}
+
+// wakeOne notifies the first waiter that has no wake pending. h.mu is held.
+func (c *channel) wakeOne() {
+	for _, w := range c.waiters {
+		select {
+		case w.wake <- struct{}{}:
+			return
+		default:
 		}
 	}
 }
 
+// wakeAll sends every waiter to try again, after a reconnect that may have
+// lost releases.
 func (h *hub) wakeAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, c := range h.chans {
-		for w := range c.waiters {
+		for _, w := range c.waiters {
 			w.notify()
 		}
 	}
