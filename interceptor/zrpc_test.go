@@ -52,6 +52,7 @@ func TestThroughZrpc(t *testing.T) {
 		server.Start()
 	}()
 	<-started
+	redistest.WaitListening(t, addr)
 	// zrpc's Stop leaves serving to the process's shutdown; stop gRPC itself.
 	t.Cleanup(func() {
 		server.Stop()
@@ -83,6 +84,8 @@ func TestThroughZrpc(t *testing.T) {
 	}
 	select {
 	case <-impl.inside:
+	case err := <-results:
+		t.Fatalf("a call ended before any reached the method: %v", err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("no call reached the method")
 	}

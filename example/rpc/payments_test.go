@@ -40,6 +40,7 @@ func start(t *testing.T, hold time.Duration) payments.PaymentsClient {
 	c.PayHold = hold
 	s, sc := newServer(c)
 	go s.Start()
+	redistest.WaitListening(t, c.ListenOn)
 	t.Cleanup(func() {
 		s.Stop()
 		sc.Close()

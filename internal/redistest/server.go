@@ -185,6 +185,21 @@ func serverPath(tb testing.TB) string {
 	return ""
 }
 
+// WaitListening polls addr until it accepts a TCP connection, for tests
+// that start a server in a goroutine; it fails the test after 10 s.
+func WaitListening(tb testing.TB, addr string) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			conn.Close()
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tb.Fatalf("redistest: nothing listens on %s", addr)
+}
+
 // freePort asks the kernel for a free loopback port.
 func freePort(tb testing.TB) int {
 	tb.Helper()

@@ -36,7 +36,10 @@ func NewServiceContext(c config.Config) *ServiceContext {
 		if err := sc.embedded.StartAddr("127.0.0.1:0"); err != nil {
 			logx.Must(err)
 		}
-		c.Redis = redis.RedisConf{Host: sc.embedded.Addr(), Type: redis.NodeType, NonBlock: true}
+		c.Redis = redis.RedisConf{Host: sc.embedded.Addr(), Type: redis.NodeType, NonBlock: true,
+			// miniredis rejects CLIENT SETINFO, which go-zero's breaker would
+			// count as a failure on every new connection.
+			DisableIdentity: true}
 		logx.Infof("no Redis host configured: started an embedded miniredis at %s", c.Redis.Host)
 	}
 	sc.Config = c

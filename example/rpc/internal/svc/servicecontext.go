@@ -26,7 +26,10 @@ func NewServiceContext(c config.Config) *ServiceContext {
 		if err := sc.embedded.StartAddr("127.0.0.1:0"); err != nil {
 			logx.Must(err)
 		}
-		c.LockRedis = redis.RedisConf{Host: sc.embedded.Addr(), Type: redis.NodeType, NonBlock: true}
+		c.LockRedis = redis.RedisConf{Host: sc.embedded.Addr(), Type: redis.NodeType, NonBlock: true,
+			// miniredis rejects CLIENT SETINFO, which go-zero's breaker would
+			// count as a failure on every new connection.
+			DisableIdentity: true}
 		logx.Infof("no LockRedis host configured: started an embedded miniredis at %s", c.LockRedis.Host)
 	}
 	sc.Config = c
