@@ -57,7 +57,11 @@ func New(store Store, key string, opts ...Option) *RedisLock {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	token := newToken()
+	return newLock(store, key, newToken(), o)
+}
+
+// newLock builds a lock with a given token: Redlock's node locks share one.
+func newLock(store Store, key, token string, o options) *RedisLock {
 	rl := &RedisLock{
 		store:       store,
 		key:         key,

@@ -11,10 +11,11 @@ const DefaultTolerance = 500 * time.Millisecond
 type Option func(*options)
 
 type options struct {
-	expiry    time.Duration
-	tolerance time.Duration
-	fencing   bool
-	wait      waitOptions
+	expiry      time.Duration
+	tolerance   time.Duration
+	fencing     bool
+	wait        waitOptions
+	nodeTimeout time.Duration
 }
 
 func defaultOptions() options {

@@ -1,0 +1,269 @@
+package redislock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrQuorum is matched (errors.Is) by the *QuorumError a RedLock returns
+// when it could not decide on a majority of its nodes.
+var ErrQuorum = errors.New("redislock: no quorum")
+
+// DefaultNodeTimeout bounds each node's call of a RedLock unless
+// WithNodeTimeout says otherwise: much shorter than any sensible expiry, so
+// a slow or dead node costs little of the lock's validity.
+const DefaultNodeTimeout = 50 * time.Millisecond
+
+// A RedLock is the Redlock algorithm over independent Redis masters: the
+// lock is held when a majority of them granted it within its validity. It
+// has RedisLock's methods and semantics ((false, nil) when another holder
+// has a majority), for locks that must survive the loss of a master.
+type RedLock struct {
+	key         string
+	nodes       []*RedisLock // one per store, all with the same token
+	nodeTimeout time.Duration
+	expiry      atomic.Int64 // time.Duration, shared with the nodes
+	tolerance   time.Duration
+
+	mu         sync.Mutex
+	validUntil time.Time
+}
+
+// NewRedLock returns a Redlock on key over stores, which must be independent
+// masters (not replicas of each other), ideally five. Options apply to every
+// node; WithNodeTimeout bounds each node's call.
+func NewRedLock(stores []Store, key string, opts ...Option) *RedLock {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	token := newToken()
+	rl := &RedLock{key: key, nodeTimeout: o.nodeTimeout, tolerance: o.tolerance}
+	if rl.nodeTimeout <= 0 {
+		rl.nodeTimeout = DefaultNodeTimeout
+	}
+	for _, s := range stores {
+		rl.nodes = append(rl.nodes, newLock(s, key, token, o))
+	}
+	rl.SetExpiry(o.expiry)
+	return rl
+}
+
+// WithNodeTimeout bounds each node's call of a RedLock (default 50 ms).
+func WithNodeTimeout(d time.Duration) Option {
+	return func(o *options) {
+		o.nodeTimeout = d
+	}
+}
+
+// SetExpire sets the expiry in whole seconds, as RedisLock.SetExpire.
+func (rl *RedLock) SetExpire(seconds int) {
+	rl.SetExpiry(time.Duration(seconds) * time.Second)
+}
+
+// SetExpiry sets the expiry with millisecond precision.
+func (rl *RedLock) SetExpiry(expiry time.Duration) {
+	rl.expiry.Store(int64(expiry))
+	for _, n := range rl.nodes {
+		n.SetExpiry(expiry)
+	}
+}
+
+// Acquire is AcquireCtx with context.Background().
+func (rl *RedLock) Acquire() (bool, error) {
+	return rl.AcquireCtx(context.Background())
+}
+
+// AcquireCtx tries every node at once, each bounded by the node timeout, and
+// holds the lock when a majority granted it and the validity left (expiry
+// plus tolerance, less the time taken on the monotonic clock, less 1% and
+// 2 ms for clock drift) is positive. Otherwise it releases on every node,
+// so no key is left behind, and reports false: with a nil error when a
+// majority of nodes answered (another holder has the lock), or with a
+// *QuorumError (errors.Is ErrQuorum) that lists each node's outcome when
+// failures kept it from a majority or the validity ran out.
+func (rl *RedLock) AcquireCtx(ctx context.Context) (bool, error) {
+	px, err := rl.nodes[0].px()
+	if err != nil {
+		return false, err
+	}
+	start := time.Now()
+	outcomes := rl.each(ctx, func(ctx context.Context, n *RedisLock) (bool, error) {
+		return n.AcquireCtx(ctx)
+	})
+	elapsed := time.Since(start)
+	validity := px - elapsed - (px/100 + 2*time.Millisecond)
+
+	acquired, failed := 0, 0
+	for _, o := range outcomes {
+		switch {
+		case o.Err != nil:
+			failed++
+		case o.OK:
+			acquired++
+		}
+	}
+	quorum := len(rl.nodes)/2 + 1
+	if acquired >= quorum && validity > 0 {
+		rl.mu.Lock()
+		rl.validUntil = start.Add(px - (px/100 + 2*time.Millisecond))
+		rl.mu.Unlock()
+		return true, nil
+	}
+	rl.releaseAll(ctx)
+	if failed == 0 && acquired < quorum {
+		return false, nil // a majority answered: the lock is held elsewhere
+	}
+	return false, &QuorumError{Acquired: acquired, Needed: quorum, Nodes: outcomes, Elapsed: elapsed,
+		Expired: acquired >= quorum}
+}
+
+// Validity reports how long the lock stays valid: from the latest
+// successful acquire, on the monotonic clock, with the drift allowance
+// taken off. It is 0 when the lock is not held.
+func (rl *RedLock) Validity() time.Duration {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return max(time.Until(rl.validUntil), 0)
+}
+
+// Release is ReleaseCtx with context.Background().
+func (rl *RedLock) Release() (bool, error) {
+	return rl.ReleaseCtx(context.Background())
+}
+
+// ReleaseCtx releases on every node. It reports true when a majority of
+// nodes still held this lock's token and deleted it, and a *QuorumError
+// when failures kept it from hearing a majority.
+func (rl *RedLock) ReleaseCtx(ctx context.Context) (bool, error) {
+	rl.mu.Lock()
+	rl.validUntil = time.Time{}
+	rl.mu.Unlock()
+	outcomes := rl.each(ctx, func(ctx context.Context, n *RedisLock) (bool, error) {
+		return n.ReleaseCtx(ctx)
+	})
+	released, failed := 0, 0
+	for _, o := range outcomes {
+		switch {
+		case o.Err != nil:
+			failed++
+		case o.OK:
+			released++
+		}
+	}
+	quorum := len(rl.nodes)/2 + 1
+	if len(rl.nodes)-failed < quorum {
+		return false, &QuorumError{Acquired: released, Needed: quorum, Nodes: outcomes}
+	}
+	return released >= quorum, nil
+}
+
+// releaseAll releases on every node after a failed acquire, on a context
+// that ignores the caller's cancellation (the keys must not linger).
+func (rl *RedLock) releaseAll(ctx context.Context) {
+	rl.each(context.WithoutCancel(ctx), func(ctx context.Context, n *RedisLock) (bool, error) {
+		return n.ReleaseCtx(ctx)
+	})
+}
+
+// each calls f on every node in parallel, each under the node timeout, and
+// stops waiting at the timeout even when a client does not honour its
+// context (go-redis ignores deadlines on a connection unless
+// ContextTimeoutEnabled is set): a node that has not answered by then
+// counts as failed, and its call finishes in the background.
+func (rl *RedLock) each(ctx context.Context, f func(context.Context, *RedisLock) (bool, error)) []NodeOutcome {
+	outcomes := make([]NodeOutcome, len(rl.nodes))
+	for i := range outcomes {
+		outcomes[i] = NodeOutcome{Node: i, Err: fmt.Errorf("no answer within %v: %w", rl.nodeTimeout, context.DeadlineExceeded)}
+	}
+	results := make(chan NodeOutcome, len(rl.nodes))
+	for i, n := range rl.nodes {
+		go func() {
+			nctx, cancel := context.WithTimeout(ctx, rl.nodeTimeout)
+			defer cancel()
+			ok, err := f(nctx, n)
+			results <- NodeOutcome{Node: i, OK: ok, Err: err}
+		}()
+	}
+	timer := time.NewTimer(rl.nodeTimeout)
+	defer timer.Stop()
+	for range rl.nodes {
+		select {
+		case o := <-results:
+			outcomes[o.Node] = o
+		case <-timer.C:
+			return outcomes
+		case <-ctx.Done():
+			return outcomes
+		}
+	}
+	return outcomes
+}
+
+// NodeOutcome is what one node of a RedLock answered.
+type NodeOutcome struct {
+	// Node is the index of the node's store in NewRedLock's stores.
+	Node int
+	// OK reports that the node granted (or released) the lock.
+	OK bool
+	// Err is the node's failure, nil when it answered.
+	Err error
+}
+
+// QuorumError says why a RedLock could not decide on a majority, node by
+// node. errors.Is(err, ErrQuorum) holds, and so does errors.Is for each
+// node's error (a context's, a network error).
+type QuorumError struct {
+	// Acquired counts the nodes that granted the lock (or released it).
+	Acquired int
+	// Needed is the majority.
+	Needed int
+	// Nodes are the outcomes in store order.
+	Nodes []NodeOutcome
+	// Elapsed is how long the attempt took.
+	Elapsed time.Duration
+	// Expired reports a majority that came too late: no validity was left.
+	Expired bool
+}
+
+// Error lists the outcome of every node.
+func (e *QuorumError) Error() string {
+	var b strings.Builder
+	if e.Expired {
+		fmt.Fprintf(&b, "redislock: no quorum: %d of %d nodes granted the lock, but only after %v, past its validity", e.Acquired, len(e.Nodes), e.Elapsed)
+	} else {
+		fmt.Fprintf(&b, "redislock: no quorum: %d of %d nodes, %d needed", e.Acquired, len(e.Nodes), e.Needed)
+	}
+	for _, n := range e.Nodes {
+		switch {
+		case n.Err != nil:
+			fmt.Fprintf(&b, "; node %d: %v", n.Node, n.Err)
+		case n.OK:
+			fmt.Fprintf(&b, "; node %d: ok", n.Node)
+		default:
+			fmt.Fprintf(&b, "; node %d: held by another", n.Node)
+		}
+	}
+	return b.String()
+}
+
+// Is matches ErrQuorum.
+func (e *QuorumError) Is(target error) bool {
+	return target == ErrQuorum
+}
+
+// Unwrap returns the nodes' errors.
+func (e *QuorumError) Unwrap() []error {
+	var errs []error
+	for _, n := range e.Nodes {
+		if n.Err != nil {
+			errs = append(errs, n.Err)
+		}
+	}
+	return errs
+}
