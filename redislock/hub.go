@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // releaseChannel is the channel a lock's release is announced on: a shard
@@ -286,13 +287,21 @@ func goZeroSubscriber(s goZeroStore) pubsubClient {
 	if c, ok := goZeroSubscribers.Load(s.r.Addr); ok {
 		return c.(pubsubClient)
 	}
+	// As go-zero configures its own clients: no CLIENT SETINFO (older
+	// servers reject it) and no maintenance notifications (their cleanup
+	// goroutines would outlive every waiter).
+	maint := &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	var c pubsubClient
 	if s.r.Type == "cluster" {
 		c = redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: strings.Split(s.r.Addr, ","), Username: s.r.User, Password: s.r.Pass,
+			DisableIdentity: true, MaintNotificationsConfig: maint,
 		})
 	} else {
-		c = redis.NewClient(&redis.Options{Addr: s.r.Addr, Username: s.r.User, Password: s.r.Pass})
+		c = redis.NewClient(&redis.Options{
+			Addr: s.r.Addr, Username: s.r.User, Password: s.r.Pass,
+			DisableIdentity: true, MaintNotificationsConfig: maint,
+		})
 	}
 	actual, _ := goZeroSubscribers.LoadOrStore(s.r.Addr, c)
 	return actual.(pubsubClient)

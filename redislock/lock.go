@@ -259,9 +259,24 @@ func (rl *RedisLock) px() (time.Duration, error) {
 	return (px + time.Millisecond - 1).Truncate(time.Millisecond), nil
 }
 
+// stateReloader is a cluster client that can refresh its slot map
+// (go-redis's *ClusterClient).
+type stateReloader interface {
+	ReloadState(ctx context.Context)
+}
+
 // wrap names the operation and key, and makes errors.Is(err, ctx.Err())
 // hold whenever the context has ended, whatever the store returned.
+//
+// A failure that is not a Redis reply (a dead node, a timeout) makes a
+// cluster client refresh its slot map: go-redis otherwise keeps routing to
+// a killed master until its map is 10 s old, although the cluster promoted
+// the replica within a few seconds.
 func (rl *RedisLock) wrap(ctx context.Context, op string, err error) error {
+	var reply redis.Error
+	if r, ok := rl.store.(stateReloader); ok && !errors.As(err, &reply) {
+		r.ReloadState(context.WithoutCancel(ctx))
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 		return fmt.Errorf("redislock: %s %q: %w (%w)", op, rl.key, err, ctxErr)
 	}

@@ -2,6 +2,8 @@ package redislock_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -20,5 +22,13 @@ func (quiet) Printf(context.Context, string, ...any) {}
 func TestMain(m *testing.M) {
 	logx.Disable()
 	redis.SetLogger(quiet{})
-	goleak.VerifyTestMain(m, redistest.LeakOptions()...)
+	code := m.Run()
+	redistest.CloseSharedCluster()
+	if code == 0 {
+		if err := goleak.Find(redistest.LeakOptions()...); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

@@ -115,7 +115,7 @@ func TestWatchdogRedisDown(t *testing.T) {
 		if cancelled.After(lastRenewalBound.Add(time.Second)) {
 			t.Fatalf("cancelled %v after the server went, later than the lock's expiry", cancelled.Sub(lastRenewalBound))
 		}
-		srv.Restart()
+		srv.Restart(t)
 	})
 }
 

@@ -25,7 +25,7 @@ const startTimeout = 10 * time.Second
 
 // A Server is a redis-server process listening on 127.0.0.1.
 type Server struct {
-	tb   testing.TB
+	path string
 	port int
 	dir  string
 	args []string
@@ -41,18 +41,32 @@ type Server struct {
 // "local").
 func Start(tb testing.TB, args ...string) *Server {
 	tb.Helper()
-	path := serverPath(tb)
-	s := &Server{tb: tb, dir: tb.TempDir(), args: args}
+	s, err := launch(serverPath(tb), tb.TempDir(), args...)
+	if err != nil {
+		tb.Fatalf("redistest: start redis-server: %v", err)
+	}
+	tb.Cleanup(s.Kill)
+	return s
+}
+
+// launch starts a server in dir on a free port, trying another port if the
+// chosen one was taken meanwhile.
+func launch(path, dir string, args ...string) (*Server, error) {
+	return launchOn(pickPort, path, dir, args...)
+}
+
+func launchOn(pick func() (int, error), path, dir string, args ...string) (*Server, error) {
+	s := &Server{path: path, dir: dir, args: args}
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		s.port = freePort(tb)
-		if err = s.start(path); err == nil {
-			tb.Cleanup(s.Kill)
-			return s
+		if s.port, err = pick(); err != nil {
+			return nil, err
+		}
+		if err = s.start(); err == nil {
+			return s, nil
 		}
 	}
-	tb.Fatalf("redistest: start redis-server: %v", err)
-	return nil
+	return nil, err
 }
 
 // Addr returns host:port of the server.
@@ -89,20 +103,20 @@ func (s *Server) Kill() {
 // Restart starts the server again on the same port after Kill. With
 // persistence off, it comes back empty. Restarting a running server fails
 // the test.
-func (s *Server) Restart() {
-	s.tb.Helper()
+func (s *Server) Restart(tb testing.TB) {
+	tb.Helper()
 	s.mu.Lock()
 	running := s.proc != nil
 	s.mu.Unlock()
 	if running {
-		s.tb.Fatal("redistest: Restart of a running server; Kill it first")
+		tb.Fatal("redistest: Restart of a running server; Kill it first")
 	}
-	if err := s.start(serverPath(s.tb)); err != nil {
-		s.tb.Fatalf("redistest: restart redis-server: %v", err)
+	if err := s.start(); err != nil {
+		tb.Fatalf("redistest: restart redis-server: %v", err)
 	}
 }
 
-func (s *Server) start(path string) error {
+func (s *Server) start() error {
 	args := append([]string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
@@ -111,7 +125,7 @@ func (s *Server) start(path string) error {
 		"--dir", s.dir,
 		"--logfile", "redis.log",
 	}, s.args...)
-	cmd := exec.Command(path, args...)
+	cmd := exec.Command(s.path, args...)
 	// The server dies with the test binary even when the binary is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -200,13 +214,12 @@ func WaitListening(tb testing.TB, addr string) {
 	tb.Fatalf("redistest: nothing listens on %s", addr)
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort(tb testing.TB) int {
-	tb.Helper()
+// pickPort asks the kernel for a free loopback port.
+func pickPort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatalf("redistest: find a free port: %v", err)
+		return 0, fmt.Errorf("find a free port: %w", err)
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

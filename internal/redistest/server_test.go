@@ -16,7 +16,7 @@ func TestKillAndRestart(t *testing.T) {
 	if err := c.Ping(ctx).Err(); err == nil {
 		t.Fatal("PING answered after Kill")
 	}
-	srv.Restart()
+	srv.Restart(t)
 	if n := c.Exists(ctx, "k").Val(); n != 0 {
 		t.Fatal("data survived a restart without persistence")
 	}

@@ -1,0 +1,197 @@
+package redislock_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+// clusterBackends are the two ways to hand the lock a cluster: a go-redis
+// *ClusterClient and go-zero's store with Type cluster.
+func clusterBackends(t *testing.T, c *redistest.Cluster) []backend {
+	t.Helper()
+	client := c.Client(t)
+	zstore := zredis.MustNewRedis(zredis.RedisConf{
+		Host: strings.Join(c.Addrs(), ","), Type: zredis.ClusterType, NonBlock: true, DisableIdentity: true,
+	})
+	return []backend{
+		{"go-redis cluster", func(key string, opts ...redislock.Option) *redislock.RedisLock {
+			return redislock.NewWithClient(client, key, opts...)
+		}},
+		{"go-zero cluster", func(key string, opts ...redislock.Option) *redislock.RedisLock {
+			return redislock.NewRedisLock(zstore, key, opts...)
+		}},
+	}
+}
+
+// fuzzName returns a resource name made of characters that matter to hash
+// tags, of random length (empty included).
+func fuzzName(r *rand.Rand) string {
+	const alphabet = "{}ab:{}1 }{"
+	b := make([]byte, r.IntN(12))
+	for i := range b {
+		b[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// TestClusterNoCrossSlot: 10,000 fuzzed resource names, each acquired with
+// a fencing token (two keys in one script) and released (a shard-channel
+// publish in the script): none is refused with CROSSSLOT.
+func TestClusterNoCrossSlot(t *testing.T) {
+	c := redistest.SharedCluster(t)
+	for _, b := range clusterBackends(t, c) {
+		t.Run(b.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, uint64(len(b.name))))
+			const names = 5000 // per backend: 10,000 in all
+			for i := 0; i < names; i++ {
+				name := fmt.Sprintf("%s%d", fuzzName(r), i%3)
+				lock := b.newLock(name, redislock.WithFencing())
+				lock.SetExpire(5)
+				ok, err := lock.Acquire()
+				if err != nil || !ok {
+					t.Fatalf("name %q: Acquire() = %v, %v", name, ok, err)
+				}
+				if ok, err := lock.Release(); err != nil || !ok {
+					t.Fatalf("name %q: Release() = %v, %v", name, ok, err)
+				}
+			}
+		})
+	}
+}
+
+// TestClusterMutualExclusion: 20 goroutines lock random keys among 100 for
+// a second; no key ever has two holders.
+func TestClusterMutualExclusion(t *testing.T) {
+	c := redistest.SharedCluster(t)
+	for _, b := range clusterBackends(t, c) {
+		t.Run(b.name, func(t *testing.T) {
+			var (
+				inside   [100]atomic.Int32
+				acquired atomic.Int64
+				wg       sync.WaitGroup
+			)
+			deadline := time.Now().Add(time.Second)
+			for g := 0; g < 20; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := rand.New(rand.NewPCG(uint64(g), 7))
+					for time.Now().Before(deadline) {
+						k := r.IntN(100)
+						lock := b.newLock(fmt.Sprintf("zerolock-test:cluster-mutex:%d", k))
+						lock.SetExpire(5)
+						ok, err := lock.Acquire()
+						if err != nil {
+							t.Errorf("Acquire: %v", err)
+							return
+						}
+						if !ok {
+							continue
+						}
+						if inside[k].Add(1) != 1 {
+							t.Errorf("key %d has two holders", k)
+						}
+						acquired.Add(1)
+						inside[k].Add(-1)
+						if ok, err := lock.Release(); !ok || err != nil {
+							t.Errorf("Release() = %v, %v", ok, err)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if acquired.Load() == 0 {
+				t.Fatal("no acquisition")
+			}
+			t.Logf("%d acquisitions across 100 keys", acquired.Load())
+		})
+	}
+}
+
+// TestClusterWaitAndWatch: waiting is woken by the release's shard-channel
+// message, and the watchdog renews, on a cluster.
+func TestClusterWaitAndWatch(t *testing.T) {
+	c := redistest.SharedCluster(t)
+	for _, b := range clusterBackends(t, c) {
+		t.Run(b.name, func(t *testing.T) {
+			key := "zerolock-test:cluster-wait:" + b.name
+			holder := b.newLock(key, redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
+			mustAcquire(t, holder, true)
+			lockCtx := holder.Watch(context.Background())
+			waiter := b.newLock(key, redislock.WithBackoff(2*time.Second, 2*time.Second))
+			waiter.SetExpire(5)
+			got := make(chan time.Time, 1)
+			go func() {
+				ok, err := waiter.AcquireWait(10 * time.Second)
+				if !ok || err != nil {
+					t.Errorf("AcquireWait() = %v, %v", ok, err)
+				}
+				got <- time.Now()
+			}()
+			time.Sleep(1500 * time.Millisecond) // past the 1s expiry: only renewals keep it
+			if lockCtx.Err() != nil {
+				t.Fatalf("watchdog lost the lock on the cluster: %v", context.Cause(lockCtx))
+			}
+			released := time.Now()
+			mustRelease(t, holder, true)
+			if d := (<-got).Sub(released); d > time.Second {
+				t.Fatalf("waiter woke %v after the release: the notification was not delivered", d)
+			}
+			mustRelease(t, waiter, true)
+		})
+	}
+}
+
+// TestClusterMasterKilled: the master of a lock's slot is killed: calls
+// fail with an error (never a false success), its replica takes over, and
+// the lock works again within seconds. The node then rejoins as a replica.
+func TestClusterMasterKilled(t *testing.T) {
+	c := redistest.SharedCluster(t)
+	client := c.Client(t)
+	const key = "zerolock-test:cluster-failover"
+	master := c.MasterOf(t, key)
+	lock := redislock.NewWithClient(client, key)
+	lock.SetExpire(5)
+	mustAcquire(t, lock, true)
+	mustRelease(t, lock, true)
+
+	master.Kill()
+	killed := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ok, err := lock.AcquireCtx(ctx)
+	cancel()
+	if ok || err == nil {
+		t.Fatalf("Acquire() with the slot's master dead = %v, %v; want an error", ok, err)
+	}
+	var recovered time.Duration
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ok, err := lock.AcquireCtx(ctx)
+		cancel()
+		if ok && err == nil {
+			recovered = time.Since(killed)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lock unusable 20s after the master was killed: %v, %v", ok, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("lock usable again %v after the master was killed", recovered.Round(time.Millisecond))
+	mustRelease(t, lock, true)
+	master.Restart(t)
+	if err := c.WaitHealthy(20 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
