@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
-	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -27,7 +26,7 @@ func (quiet) Printf(context.Context, string, ...any) {}
 func TestMain(m *testing.M) {
 	logx.Disable()
 	redis.SetLogger(quiet{})
-	goleak.VerifyTestMain(m, redistest.LeakOptions()...)
+	redistest.Main(m)
 }
 
 func newStore(srv *redistest.Server) *zredis.Redis {
@@ -95,6 +94,13 @@ func serve(t *testing.T, c interceptor.LockConf, store *zredis.Redis, impl testp
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveWith(t, lock, impl, outer...)
+}
+
+// serveWith is serve for an interceptor built already.
+func serveWith(t *testing.T, lock grpc.UnaryServerInterceptor, impl testpb.PaymentsServer,
+	outer ...grpc.UnaryServerInterceptor) testpb.PaymentsClient {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

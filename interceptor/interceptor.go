@@ -44,6 +44,14 @@ func MustUnaryServerInterceptor(c LockConf, store *redis.Redis) grpc.UnaryServer
 // UnaryServerInterceptorWithStore is UnaryServerInterceptor for any
 // redislock.Store, such as a go-redis client.
 func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.UnaryServerInterceptor, error) {
+	return UnaryServerInterceptorWithBackend(c, redislock.StoreBackend(store))
+}
+
+// UnaryServerInterceptorWithBackend is UnaryServerInterceptor for any lock
+// backend: redislock.RedLockBackend over independent masters, or a lock on
+// another service. Renew and Fence are refused when its locks cannot renew
+// or fence.
+func UnaryServerInterceptorWithBackend(c LockConf, backend redislock.Backend) (grpc.UnaryServerInterceptor, error) {
 	c = withDefaults(c)
 	rules := make(map[string]*rule, len(c.Rules))
 	for _, r := range c.Rules {
@@ -60,9 +68,11 @@ func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.Un
 		}
 		rules[ru.method] = ru
 	}
-	l := &locker{prefix: c.Prefix, rules: rules, guard: &guard.Guard{
-		Store: store, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics,
-	}}
+	g := &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics}
+	if err := g.Check(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
+	l := &locker{prefix: c.Prefix, rules: rules, guard: g}
 	return l.intercept, nil
 }
 

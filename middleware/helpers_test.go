@@ -17,7 +17,6 @@ import (
 	"github.com/zeromicro/go-zero/core/prometheus"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
-	"go.uber.org/goleak"
 
 	"github.com/zerolock/zerolock/internal/redistest"
 	"github.com/zerolock/zerolock/middleware"
@@ -33,7 +32,7 @@ func TestMain(m *testing.M) {
 	prometheus.Enable() // go-zero records metrics only when Prometheus is on
 	logx.Disable()
 	redis.SetLogger(quiet{})
-	goleak.VerifyTestMain(m, redistest.LeakOptions()...)
+	redistest.Main(m)
 }
 
 // newStore returns go-zero's store for srv (see redislock's tests for why

@@ -49,14 +49,24 @@ func MustNewLockMiddleware(c LockConf, store *redis.Redis) *LockMiddleware {
 // NewLockMiddlewareWithStore is NewLockMiddleware for any redislock.Store,
 // such as a go-redis client.
 func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddleware, error) {
+	return NewLockMiddlewareWithBackend(c, redislock.StoreBackend(store))
+}
+
+// NewLockMiddlewareWithBackend is NewLockMiddleware for any lock backend:
+// redislock.RedLockBackend over independent masters, or a lock on another
+// service. Renew and Fence are refused when its locks cannot renew or fence.
+func NewLockMiddlewareWithBackend(c LockConf, backend redislock.Backend) (*LockMiddleware, error) {
 	c = withDefaults(c)
 	if err := validateConf(c); err != nil {
 		return nil, err
 	}
 	m := &LockMiddleware{
 		conf:  c,
-		guard: &guard.Guard{Store: store, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics},
+		guard: &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics},
 		trees: make(map[string]*search.Tree),
+	}
+	if err := m.guard.Check(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
 	for _, r := range c.Rules {
 		ru, err := m.compile(r)

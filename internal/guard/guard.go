@@ -7,6 +7,7 @@ package guard
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
@@ -28,9 +29,9 @@ const (
 	FailedOpen Outcome = "fail_open"
 )
 
-// Guard takes request locks in one store.
+// Guard takes request locks from a backend.
 type Guard struct {
-	Store    redislock.Store
+	Backend  redislock.Backend
 	FailOpen bool
 	// Renew keeps an inflight lock alive while the handler runs (Policy
 	// Window locks are never renewed) and gives the handler a context that
@@ -66,11 +67,7 @@ func (r Result) Proceed() bool {
 // Acquire tries once to take key under policy. label names the route or
 // method in metrics and logs; logs carry a digest of the key, never values.
 func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) Result {
-	opts := []redislock.Option{redislock.WithExpiry(policy.Expire), redislock.WithTolerance(0)}
-	if g.Fence {
-		opts = append(opts, redislock.WithFencing())
-	}
-	lock := redislock.New(g.Store, key, opts...)
+	lock := g.Backend.NewLocker(key, redislock.LockerOptions{Expiry: policy.Expire, Fencing: g.Fence})
 	ok, err := lock.AcquireCtx(ctx)
 	var res Result
 	switch {
@@ -89,12 +86,12 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 	case !ok:
 		res = Result{Outcome: Rejected, RetryAfter: retryAfter(ctx, lock, policy.Expire)}
 	default:
-		res = Result{Outcome: Acquired, Ctx: ctx, Lease: &Lease{lock: lock, label: label, start: time.Now(), metrics: g.Metrics}}
-		if g.Renew && !policy.Window {
-			res.Ctx = lock.Watch(ctx)
+		res = Result{Outcome: Acquired, Ctx: ctx, Lease: &Lease{lock: lock, key: key, label: label, start: time.Now(), metrics: g.Metrics}}
+		if w, ok := lock.(watcher); ok && g.Renew && !policy.Window {
+			res.Ctx = w.Watch(ctx)
 		}
-		if g.Fence {
-			res.Ctx = redislock.ContextWithFence(res.Ctx, lock.Fence())
+		if f, ok := lock.(fencer); ok && g.Fence {
+			res.Ctx = redislock.ContextWithFence(res.Ctx, f.Fence())
 		}
 	}
 	g.Metrics.count(label, res.Outcome)
@@ -106,10 +103,39 @@ func (g *Guard) Count(label string, outcome Outcome) {
 	g.Metrics.count(label, outcome)
 }
 
+// The optional abilities of a Locker.
+type (
+	watcher interface {
+		Watch(ctx context.Context, opts ...redislock.WatchOption) context.Context
+	}
+	fencer interface{ Fence() int64 }
+	ttler  interface {
+		TTL(ctx context.Context) (time.Duration, error)
+	}
+)
+
+// Check tells whether backend's locks can do what the configuration asks:
+// Renew needs Watch and Fence needs Fence.
+func (g *Guard) Check() error {
+	lock := g.Backend.NewLocker("zerolock:check", redislock.LockerOptions{Expiry: time.Second, Fencing: g.Fence})
+	if _, ok := lock.(watcher); g.Renew && !ok {
+		return fmt.Errorf("%w: Renew needs a lock backend that can renew (%T cannot)", ErrBadPolicy, lock)
+	}
+	if _, ok := lock.(fencer); g.Fence && !ok {
+		return fmt.Errorf("%w: Fence needs a lock backend that mints fencing tokens (%T cannot)", ErrBadPolicy, lock)
+	}
+	return nil
+}
+
 // retryAfter is the holder's remaining time; a second when the holder
-// released in the meantime, and the full expiry when Redis cannot tell.
-func retryAfter(ctx context.Context, lock *redislock.RedisLock, expire time.Duration) time.Duration {
-	ttl, err := lock.TTL(ctx)
+// released in the meantime, and the full expiry when the backend cannot
+// tell.
+func retryAfter(ctx context.Context, lock redislock.Locker, expire time.Duration) time.Duration {
+	t, ok := lock.(ttler)
+	if !ok {
+		return expire
+	}
+	ttl, err := t.TTL(ctx)
 	switch {
 	case err != nil:
 		return expire
@@ -121,7 +147,8 @@ func retryAfter(ctx context.Context, lock *redislock.RedisLock, expire time.Dura
 
 // Lease is a held request lock.
 type Lease struct {
-	lock    *redislock.RedisLock
+	lock    redislock.Locker
+	key     string
 	label   string
 	start   time.Time
 	metrics *Metrics
@@ -142,6 +169,6 @@ func (l *Lease) End(ctx context.Context, keep bool) {
 func (l *Lease) release(ctx context.Context) {
 	if _, err := l.lock.ReleaseCtx(context.WithoutCancel(ctx)); err != nil {
 		logx.WithContext(ctx).Errorf("zerolock: release lock of %s (key …%s): %v",
-			l.label, keyspec.Digest(l.lock.Key()), err)
+			l.label, keyspec.Digest(l.key), err)
 	}
 }

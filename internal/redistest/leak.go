@@ -1,6 +1,12 @@
 package redistest
 
-import "go.uber.org/goleak"
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
 
 // LeakOptions are the goleak options of every package that tests against
 // go-zero: they ignore goroutines that go-zero starts once per process and
@@ -19,4 +25,19 @@ func LeakOptions() []goleak.Option {
 		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/load.(*SheddingStat).loop"),
 		goleak.IgnoreAnyFunction("github.com/zeromicro/go-zero/core/proc.(*listenerManager).addListener.func2"),
 	}
+}
+
+// Main runs a package's tests, stops the shared cluster if one was
+// started, checks for leaked goroutines (with LeakOptions) after a passing
+// run, and exits.
+func Main(m *testing.M) {
+	code := m.Run()
+	CloseSharedCluster()
+	if code == 0 {
+		if err := goleak.Find(LeakOptions()...); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

@@ -1,0 +1,69 @@
+package redislock
+
+import (
+	"context"
+	"time"
+)
+
+// A Locker is one lock on one resource, as the REST middleware and the gRPC
+// interceptor use it. *RedisLock and *RedLock are Lockers; so can be a lock
+// on another service. A Locker may also offer:
+//
+//	TTL(ctx) (time.Duration, error)                   // the holder's remaining time, for Retry-After
+//	Watch(ctx, ...WatchOption) context.Context        // renewal with a lost-lock signal, for Renew
+//	Fence() int64                                     // a fencing token, for Fence
+type Locker interface {
+	AcquireCtx(ctx context.Context) (bool, error)
+	ReleaseCtx(ctx context.Context) (bool, error)
+}
+
+// LockerOptions say how a Backend's lock should behave.
+type LockerOptions struct {
+	// Expiry is the lock's lifetime, exactly: no tolerance is added.
+	Expiry time.Duration
+	// Fencing asks for a fencing token per acquisition.
+	Fencing bool
+}
+
+// A Backend makes Lockers: a Redis store, a Redlock over several masters,
+// or another lock service. The middleware and the interceptor take one.
+type Backend interface {
+	NewLocker(key string, o LockerOptions) Locker
+}
+
+// StoreBackend is the Backend of RedisLocks in one store.
+func StoreBackend(store Store) Backend {
+	return storeBackend{store}
+}
+
+type storeBackend struct{ store Store }
+
+func (b storeBackend) NewLocker(key string, o LockerOptions) Locker {
+	opts := []Option{WithExpiry(o.Expiry), WithTolerance(0)}
+	if o.Fencing {
+		opts = append(opts, WithFencing())
+	}
+	return New(b.store, key, opts...)
+}
+
+// RedLockBackend is the Backend of RedLocks over independent masters. Its
+// locks have no TTL, Watch or Fence: Retry-After is the rule's expiry, and
+// the middleware and interceptor refuse Renew and Fence with it.
+func RedLockBackend(stores []Store, opts ...Option) Backend {
+	return redLockBackend{stores: stores, opts: opts}
+}
+
+type redLockBackend struct {
+	stores []Store
+	opts   []Option
+}
+
+func (b redLockBackend) NewLocker(key string, o LockerOptions) Locker {
+	opts := append([]Option{WithExpiry(o.Expiry), WithTolerance(0)}, b.opts...)
+	return NewRedLock(b.stores, key, opts...)
+}
+
+var (
+	_ Locker = (*RedisLock)(nil)
+	_ Locker = (*RedLock)(nil)
+)
