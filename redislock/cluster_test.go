@@ -27,10 +27,10 @@ func clusterBackends(t *testing.T, c *redistest.Cluster) []backend {
 	return []backend{
 		{"go-redis cluster", func(key string, opts ...redislock.Option) *redislock.RedisLock {
 			return redislock.NewWithClient(client, key, opts...)
-		}},
+		}, func() redislock.Store { return client }},
 		{"go-zero cluster", func(key string, opts ...redislock.Option) *redislock.RedisLock {
 			return redislock.NewRedisLock(zstore, key, opts...)
-		}},
+		}, func() redislock.Store { return redislock.GoZeroStore(zstore) }},
 	}
 }
 

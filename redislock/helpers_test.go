@@ -14,6 +14,7 @@ import (
 type backend struct {
 	name    string
 	newLock func(key string, opts ...redislock.Option) *redislock.RedisLock
+	store   func() redislock.Store
 }
 
 // backends returns the two stores a user can hand the lock, both on srv:
@@ -25,10 +26,10 @@ func backends(t *testing.T, srv *redistest.Server) []backend {
 	return []backend{
 		{"go-zero", func(key string, opts ...redislock.Option) *redislock.RedisLock {
 			return redislock.NewRedisLock(zstore, key, opts...)
-		}},
+		}, func() redislock.Store { return redislock.GoZeroStore(zstore) }},
 		{"go-redis", func(key string, opts ...redislock.Option) *redislock.RedisLock {
 			return redislock.NewWithClient(client, key, opts...)
-		}},
+		}, func() redislock.Store { return client }},
 	}
 }
 

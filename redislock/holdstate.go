@@ -67,15 +67,18 @@ func (s *holdState) beginRelease() uint64 {
 }
 
 // endRelease records a release that Redis answered: the key no longer holds
-// the token, unless an acquire raced it.
-func (s *holdState) endRelease(seen uint64) {
+// the token, unless an acquire raced it. It reports whether the instance is
+// now known not to hold the lock.
+func (s *holdState) endRelease(seen uint64) bool {
 	s.mu.Lock()
-	s.clearIfQuiet(seen)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	return s.clearIfQuiet(seen)
 }
 
-func (s *holdState) clearIfQuiet(seen uint64) {
+func (s *holdState) clearIfQuiet(seen uint64) bool {
 	if s.inflight == 0 && s.gains == seen {
 		s.mayHold = false
+		return true
 	}
+	return false
 }

@@ -71,6 +71,10 @@ func hubFor(store Store, key string) *hub {
 	switch s := store.(type) {
 	case goZeroStore:
 		client, id = goZeroSubscriber(s), "go-zero:"+s.r.Addr
+	case *redis.Ring:
+		// A Ring's subscription is pinned to one shard: the channels of the
+		// others would never be heard. Its waiters use back-off alone.
+		return nil
 	case pubsubClient:
 		client, id = s, s
 	default:
@@ -88,22 +92,41 @@ func hubFor(store Store, key string) *hub {
 		id = slotID{id, keySlot(key)}
 	}
 	hubs.Lock()
-	defer hubs.Unlock()
 	h, ok := hubs.m[id]
-	if !ok {
-		h = &hub{client: client, sharded: supportsSharded(client, key), chans: make(map[string]*channel)}
-		hubs.m[id] = h
+	hubs.Unlock()
+	if ok {
+		return h
 	}
+	// The probe is a round trip: not under the process-wide lock.
+	sharded, err := supportsSharded(client, key)
+	if err != nil {
+		return nil // unknown for now: back-off this time, ask again next time
+	}
+	hubs.Lock()
+	defer hubs.Unlock()
+	if h, ok := hubs.m[id]; ok {
+		return h
+	}
+	h = &hub{client: client, sharded: sharded, chans: make(map[string]*channel)}
+	hubs.m[id] = h
 	return h
 }
 
 // supportsSharded asks the server whether it knows SPUBLISH, as the release
-// script does, so that waiters listen where releases are announced.
-func supportsSharded(client pubsubClient, key string) bool {
+// script does, so that waiters listen where releases are announced. An
+// error other than "unknown command" (the server is down, or the ACL
+// forbids the probe's channel) is returned: the answer is unknown.
+func supportsSharded(client pubsubClient, key string) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), confirmTimeout)
 	defer cancel()
 	err := client.Do(ctx, "spublish", releaseChannel(key), "probe").Err()
-	return err == nil || !strings.Contains(strings.ToLower(err.Error()), "unknown command")
+	switch {
+	case err == nil:
+		return true, nil
+	case strings.Contains(strings.ToLower(err.Error()), "unknown command"):
+		return false, nil
+	}
+	return false, err
 }
 
 // watch registers a waiter on channel and returns once the server has
@@ -132,22 +155,24 @@ func (h *hub) watch(ctx context.Context, ch string) *waiter {
 }
 
 // subscribe adds ch to the connection, opening it (and its receive loop)
-// for the first channel. h.mu is held.
+// for the first channel. The connection is opened with the channel, so a
+// cluster client connects to the node of the channel's slot. h.mu is held.
 func (h *hub) subscribe(ctx context.Context, ch string) {
-	if h.ps == nil {
+	if h.ps != nil {
 		if h.sharded {
-			h.ps = h.client.SSubscribe(ctx)
+			_ = h.ps.SSubscribe(ctx, ch)
 		} else {
-			h.ps = h.client.Subscribe(ctx)
+			_ = h.ps.Subscribe(ctx, ch)
 		}
-		h.done = make(chan struct{})
-		go h.receive(h.ps, h.done)
+		return
 	}
 	if h.sharded {
-		_ = h.ps.SSubscribe(ctx, ch)
+		h.ps = h.client.SSubscribe(ctx, ch)
 	} else {
-		_ = h.ps.Subscribe(ctx, ch)
+		h.ps = h.client.Subscribe(ctx, ch)
 	}
+	h.done = make(chan struct{})
+	go h.receive(h.ps, h.done)
 }
 
 // close unregisters the waiter; the last waiter of a channel unsubscribes
@@ -206,12 +231,33 @@ func (h *hub) receive(ps *redis.PubSub, done chan struct{}) {
 		}
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
+			switch m.Kind {
+			case "subscribe", "ssubscribe":
 				h.confirm(m.Channel)
+			case "sunsubscribe":
+				// Redis drops shard subscriptions when a slot moves or its
+				// master fails over; one still wanted is made again.
+				h.resubscribe(ps, m.Channel)
 			}
 		case *redis.Message:
 			h.wake(m.Channel)
 		}
+	}
+}
+
+// resubscribe subscribes again to a shard channel the server dropped while
+// waiters still need it, and sends them to try (a release may have gone
+// unheard meanwhile).
+func (h *hub) resubscribe(ps *redis.PubSub, ch string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.chans[ch]
+	if !ok || h.ps != ps {
+		return // unsubscribed on purpose
+	}
+	_ = ps.SSubscribe(context.Background(), ch)
+	for _, w := range c.waiters {
+		w.notify()
 	}
 }
 

@@ -214,16 +214,22 @@ func (rl *RedisLock) Release() (bool, error) {
 // release on the way out of a request should pass a context that is not
 // already cancelled, such as context.WithoutCancel(ctx).
 func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
+	// The watchdog stops first, even when ctx has ended: a release that
+	// cannot reach Redis must not leave it renewing.
+	rl.stopWatchdog(ctx, ErrReleased)
 	if err := ctx.Err(); err != nil {
 		return false, rl.wrap(ctx, "release", err)
 	}
-	rl.stopWatchdog(ErrReleased)
 	seen := rl.state.beginRelease()
 	reply, err := releaseScript.run(ctx, rl.store, rl.keys, rl.releaseArgs...).Result()
 	if err != nil {
 		return false, rl.wrap(ctx, "release", err)
 	}
-	rl.state.endRelease(seen)
+	if rl.state.endRelease(seen) {
+		rl.mu.Lock()
+		rl.acquiredAt = time.Time{} // a later Watch needs a new acquire
+		rl.mu.Unlock()
+	}
 	n, ok := reply.(int64)
 	if !ok {
 		return false, rl.wrap(ctx, "release", fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))

@@ -1,14 +1,16 @@
 -- Compare-and-delete: only the holder's token deletes the key. A release
 -- is announced on ARGV[2], a shard channel in the key's slot, so waiters
 -- wake at once; servers before 7.0 lack SPUBLISH and get PUBLISH (waiters
--- subscribe the same way, decided by the same test).
+-- subscribe the same way, decided by the same test). The announcement is
+-- best effort: a user whose ACL forbids publishing still releases, and its
+-- waiters fall back to their back-off.
 -- KEYS[1]: the lock key. ARGV[1]: the token. ARGV[2]: the channel.
 -- Returns 1 when deleted, else 0.
 if redis.call("GET", KEYS[1]) == ARGV[1] then
     redis.call("DEL", KEYS[1])
     local sent = redis.pcall("SPUBLISH", ARGV[2], "released")
     if type(sent) == "table" and sent.err then
-        redis.call("PUBLISH", ARGV[2], "released")
+        redis.pcall("PUBLISH", ARGV[2], "released")
     end
     return 1
 end

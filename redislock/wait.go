@@ -21,9 +21,12 @@ func defaultWaitOptions() waitOptions {
 // store that cannot subscribe) or the holder lets its lock expire; the
 // default is 10 ms doubling to 500 ms, jittered, and never longer than the
 // holder's remaining time.
-func WithBackoff(min, max time.Duration) Option {
+// Bounds below a millisecond are raised to one, so a waiter never spins
+// against Redis.
+func WithBackoff(lo, hi time.Duration) Option {
 	return func(o *options) {
-		o.wait = waitOptions{minBackoff: min, maxBackoff: max}
+		lo = max(lo, time.Millisecond)
+		o.wait = waitOptions{minBackoff: lo, maxBackoff: max(hi, lo)}
 	}
 }
 
@@ -54,10 +57,19 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 		waitCtx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
-	var wake <-chan struct{}
+	var (
+		wake  <-chan struct{}
+		woken bool // a release's wake was taken and not yet tried on
+	)
 	if h := hubFor(rl.store, rl.key); h != nil {
-		w := h.watch(waitCtx, rl.releaseArgs[1].(string))
-		defer w.close()
+		ch := rl.releaseArgs[1].(string)
+		w := h.watch(waitCtx, ch)
+		defer func() {
+			if woken {
+				h.wake(ch) // leaving without trying: hand the release on
+			}
+			w.close()
+		}()
 		wake = w.wake
 	}
 
@@ -71,6 +83,9 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 		_, seen := rl.state.beginAcquire() // the script answers fresh and re-entrant tries alike
 		ok, holderTTL, err := rl.acquireScript(waitCtx, px)
 		rl.state.endAcquire(seen, ok || err != nil)
+		if err == nil {
+			woken = false // the try used the wake, won or lost
+		}
 		switch {
 		case ok:
 			rl.noteAcquired(sent)
@@ -91,6 +106,7 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 		timer := time.NewTimer(sleep)
 		select {
 		case <-wake:
+			woken = true
 		case <-timer.C:
 		case <-waitCtx.Done():
 			timer.Stop()

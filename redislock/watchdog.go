@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -66,6 +67,9 @@ func (rl *RedisLock) Watch(ctx context.Context, opts ...WatchOption) context.Con
 		}
 	}
 	px, err := rl.px()
+	if err == nil && rl.acquiredAt.IsZero() {
+		err = fmt.Errorf("%w: Watch of a lock that is not held", ErrLockLost)
+	}
 	if err != nil {
 		ctx, cancel := context.WithCancelCause(ctx)
 		cancel(err)
@@ -75,8 +79,8 @@ func (rl *RedisLock) Watch(ctx context.Context, opts ...WatchOption) context.Con
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.every <= 0 {
-		o.every = px / 3
+	if o.every <= 0 || o.every >= px-px/10 {
+		o.every = px / 3 // a renewal must come well before the validity ends
 	}
 	lockCtx, cancel := context.WithCancelCause(ctx)
 	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{})}
@@ -86,15 +90,19 @@ func (rl *RedisLock) Watch(ctx context.Context, opts ...WatchOption) context.Con
 }
 
 // stopWatchdog cancels the running watchdog with cause and waits for its
-// goroutine to end.
-func (rl *RedisLock) stopWatchdog(cause error) {
+// goroutine to end, but no longer than ctx allows: a renewal stuck on a
+// hung server ends by itself within the client's read timeout.
+func (rl *RedisLock) stopWatchdog(ctx context.Context, cause error) {
 	rl.mu.Lock()
 	dog := rl.dog
 	rl.dog = nil
 	rl.mu.Unlock()
 	if dog != nil {
 		dog.cancel(cause)
-		<-dog.done
+		select {
+		case <-dog.done:
+		case <-ctx.Done():
+		}
 	}
 }
 
@@ -102,16 +110,21 @@ func (rl *RedisLock) renew(dog *watchdog, o watchOptions, acquired time.Time, px
 	defer close(dog.done)
 	margin := px / 10
 	validUntil := acquired.Add(px - margin)
+	// The expiry signal has its own timer, so it fires on time even while a
+	// renewal is stuck on a hung server (go-redis reads past a context's
+	// deadline unless ContextTimeoutEnabled is set).
+	expiry := time.AfterFunc(time.Until(validUntil), func() { dog.cancel(ErrRenewFailed) })
+	defer expiry.Stop()
 	var maxHold <-chan time.Time
 	if o.maxHold > 0 {
 		t := time.NewTimer(o.maxHold)
 		defer t.Stop()
 		maxHold = t.C
 	}
-	tick := time.NewTicker(o.every)
-	defer tick.Stop()
-	expiry := time.NewTimer(time.Until(validUntil))
-	defer expiry.Stop()
+	// The first renewal is at once: it tells a lock lost before Watch
+	// without waiting a third of the expiry.
+	next := time.NewTimer(0)
+	defer next.Stop()
 
 	for {
 		select {
@@ -120,10 +133,7 @@ func (rl *RedisLock) renew(dog *watchdog, o watchOptions, acquired time.Time, px
 		case <-maxHold:
 			dog.cancel(ErrMaxHold)
 			return
-		case <-expiry.C:
-			dog.cancel(ErrRenewFailed)
-			return
-		case <-tick.C:
+		case <-next.C:
 		}
 		sent := time.Now()
 		// A renewal may take at most until the lock's validity ends.
@@ -131,13 +141,17 @@ func (rl *RedisLock) renew(dog *watchdog, o watchOptions, acquired time.Time, px
 		reply, err := renewScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds()).Int64()
 		cancel()
 		switch {
+		case dog.ctx.Err() != nil:
+			return
 		case err != nil:
-			continue // try again next tick; the expiry timer guards the rest
+			// Try again next tick; the expiry timer guards the rest.
 		case reply != 1:
 			dog.cancel(ErrLockLost)
 			return
+		default:
+			validUntil = sent.Add(px - margin)
+			expiry.Reset(time.Until(validUntil))
 		}
-		validUntil = sent.Add(px - margin)
-		expiry.Reset(time.Until(validUntil))
+		next.Reset(o.every)
 	}
 }

@@ -223,3 +223,22 @@ func pickPort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// Pause stops the server process with SIGSTOP, as a hung host would: its
+// connections stay open and nothing answers. Resume undoes it.
+func (s *Server) Pause() {
+	s.signal(syscall.SIGSTOP)
+}
+
+// Resume continues a paused server with SIGCONT.
+func (s *Server) Resume() {
+	s.signal(syscall.SIGCONT)
+}
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc != nil {
+		_ = s.proc.Signal(sig)
+	}
+}
