@@ -55,3 +55,8 @@ func newGoZeroStore(t *testing.T, srv *redistest.Server) *zredis.Redis {
 		Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true,
 	})
 }
+
+// newZeroCluster is a go-zero cluster store that is never dialled.
+func newZeroCluster() *zredis.Redis {
+	return zredis.New("127.0.0.1:1", zredis.Cluster())
+}

@@ -23,6 +23,9 @@ type RedisLock struct {
 	fencing   bool
 	waitOpts  waitOptions
 
+	acks        int // WithReplicaAcks
+	acksTimeout time.Duration
+
 	// Arguments built once, so that a lock cycle does not allocate them.
 	tokenArg    any      // the token, boxed for SET NX
 	keys        []string // {key}
@@ -69,6 +72,8 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 		tolerance:   o.tolerance,
 		fencing:     o.fencing,
 		waitOpts:    o.wait,
+		acks:        o.acks,
+		acksTimeout: o.acksTimeout,
 		tokenArg:    token,
 		keys:        []string{key},
 		releaseArgs: []any{token, releaseChannel(key)},
@@ -124,9 +129,12 @@ func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
 	sent := time.Now()
 	reentrant, seen := rl.state.beginAcquire()
 	var ok bool
-	if reentrant || rl.fencing {
+	switch {
+	case rl.acks > 0:
+		ok, err = rl.acquireReplicated(ctx, px)
+	case reentrant || rl.fencing:
 		ok, _, err = rl.acquireScript(ctx, px)
-	} else {
+	default:
 		ok, err = rl.store.SetNX(ctx, rl.key, rl.tokenArg, px).Result()
 		if err == nil && !ok && rl.state.overlapped(seen) {
 			// Another acquire on this instance ran meanwhile and may have
@@ -148,37 +156,60 @@ func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
 // fencing is on). When the lock is held by another, it reports the
 // holder's remaining time, which a waiter sleeps no longer than.
 func (rl *RedisLock) acquireScript(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
+	var cmd *redis.Cmd
 	if rl.fencing {
-		reply, err := fenceScript.run(ctx, rl.store, rl.fenceKeys, rl.token, px.Milliseconds()).Slice()
-		if err != nil {
-			return false, 0, err
+		cmd = fenceScript.run(ctx, rl.store, rl.fenceKeys, rl.token, px.Milliseconds())
+	} else {
+		cmd = acquireScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds())
+	}
+	reply, err := cmd.Result()
+	if err != nil {
+		return false, 0, err
+	}
+	ok, err := rl.parseAcquire(reply)
+	if err != nil || ok {
+		return ok, 0, err
+	}
+	return false, holderTTL(reply), nil
+}
+
+// parseAcquire reads the reply of acquire.lua ("OK" or the holder's PTTL)
+// or fence.lua ({1, fence} or {0, PTTL}), recording a minted fence.
+func (rl *RedisLock) parseAcquire(reply any) (bool, error) {
+	switch reply := reply.(type) {
+	case string:
+		if reply == "OK" {
+			return true, nil
 		}
+	case int64:
+		return false, nil
+	case []any:
 		if len(reply) == 2 {
 			flag, okFlag := reply[0].(int64)
 			n, okN := reply[1].(int64)
 			if okFlag && okN && flag == 1 {
 				rl.fence.Store(n)
-				return true, 0, nil
+				return true, nil
 			}
 			if okFlag && okN {
-				return false, time.Duration(n) * time.Millisecond, nil
+				return false, nil
 			}
 		}
-		return false, 0, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
 	}
-	reply, err := acquireScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds()).Result()
-	if err != nil {
-		return false, 0, err
-	}
+	return false, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+}
+
+// holderTTL is the holder's remaining time in a refusing acquire reply.
+func holderTTL(reply any) time.Duration {
 	switch reply := reply.(type) {
-	case string:
-		if reply == "OK" {
-			return true, 0, nil
-		}
 	case int64:
-		return false, time.Duration(reply) * time.Millisecond, nil
+		return time.Duration(reply) * time.Millisecond
+	case []any:
+		if n, ok := reply[1].(int64); ok {
+			return time.Duration(n) * time.Millisecond
+		}
 	}
-	return false, 0, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+	return 0
 }
 
 // noteAcquired records when the acquire that succeeded was sent: the

@@ -16,6 +16,8 @@ type options struct {
 	fencing     bool
 	wait        waitOptions
 	nodeTimeout time.Duration
+	acks        int
+	acksTimeout time.Duration
 }
 
 func defaultOptions() options {

@@ -81,7 +81,15 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 		}
 		sent := time.Now()
 		_, seen := rl.state.beginAcquire() // the script answers fresh and re-entrant tries alike
-		ok, holderTTL, err := rl.acquireScript(waitCtx, px)
+		var (
+			ok        bool
+			holderTTL time.Duration
+		)
+		if rl.acks > 0 {
+			ok, err = rl.acquireReplicated(waitCtx, px)
+		} else {
+			ok, holderTTL, err = rl.acquireScript(waitCtx, px)
+		}
 		rl.state.endAcquire(seen, ok || err != nil)
 		if err == nil {
 			woken = false // the try used the wake, won or lost

@@ -26,6 +26,7 @@ const startTimeout = 10 * time.Second
 // A Server is a redis-server process listening on 127.0.0.1.
 type Server struct {
 	path string
+	conf string // a config file to start with, before the flags (Sentinel's)
 	port int
 	dir  string
 	args []string
@@ -125,6 +126,9 @@ func (s *Server) start() error {
 		"--dir", s.dir,
 		"--logfile", "redis.log",
 	}, s.args...)
+	if s.conf != "" {
+		args = append([]string{s.conf}, args...)
+	}
 	cmd := exec.Command(s.path, args...)
 	// The server dies with the test binary even when the binary is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -1,0 +1,106 @@
+package redislock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	// ErrNotReplicated is returned by an acquire WithReplicaAcks when fewer
+	// replicas than asked acknowledged the write in time: the key was
+	// released again, and the lock is not held.
+	ErrNotReplicated = errors.New("redislock: acquisition not acknowledged by enough replicas")
+	// ErrReplicaAcksUnsupported is returned when WithReplicaAcks is used on
+	// a store that cannot send WAIT on the connection of the write (go-zero's
+	// cluster store, a Ring).
+	ErrReplicaAcksUnsupported = errors.New("redislock: WithReplicaAcks needs a node, Sentinel or go-redis cluster client, or go-zero's node store")
+)
+
+// WithReplicaAcks makes an acquisition count only once n replicas have
+// acknowledged it (WAIT n timeout, on the connection of the write), as
+// Redisson does by default. Without it, a master that dies right after
+// granting a lock may fail over to a replica that never saw it, and a second
+// holder gets in. With it, a missing acknowledgement releases the key and
+// the acquire returns ErrNotReplicated. It costs a round trip to a replica
+// on every fresh acquisition: use it on Sentinel or Cluster deployments
+// whose locks must survive a failover, and size n below the replica count
+// so one slow replica does not block every lock.
+func WithReplicaAcks(n int, timeout time.Duration) Option {
+	return func(o *options) {
+		o.acks, o.acksTimeout = n, timeout
+	}
+}
+
+// pipeliner is a client that runs several commands on one connection.
+type pipeliner interface {
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}
+
+// connFor returns a client whose pipelines go to the connection that serves
+// the lock's key, for WAIT to count that connection's write.
+func (rl *RedisLock) connFor(ctx context.Context) (pipeliner, error) {
+	switch s := rl.store.(type) {
+	case *redis.ClusterClient:
+		return s.MasterForKey(ctx, rl.key)
+	case *redis.Client:
+		return s, nil
+	case goZeroStore:
+		if s.r.Type != "cluster" {
+			return goZeroPipeliner{s}, nil
+		}
+	}
+	return nil, ErrReplicaAcksUnsupported
+}
+
+type goZeroPipeliner struct{ s goZeroStore }
+
+func (p goZeroPipeliner) Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
+	var cmds []redis.Cmder
+	err := p.s.r.PipelinedCtx(ctx, func(pipe redis.Pipeliner) error {
+		if err := fn(pipe); err != nil {
+			return err
+		}
+		var err error
+		cmds, err = pipe.Exec(ctx)
+		return err
+	})
+	return cmds, err
+}
+
+// acquireReplicated runs the re-entrant acquire and WAIT in one pipeline and
+// releases again when too few replicas acknowledged.
+func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration) (bool, error) {
+	conn, err := rl.connFor(ctx)
+	if err != nil {
+		return false, err
+	}
+	var (
+		acquire *redis.Cmd
+		wait    *redis.Cmd
+	)
+	_, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if rl.fencing {
+			acquire = p.Eval(ctx, fenceSource, rl.fenceKeys, rl.token, px.Milliseconds())
+		} else {
+			acquire = p.Eval(ctx, acquireSource, rl.keys, rl.token, px.Milliseconds())
+		}
+		wait = p.Do(ctx, "wait", rl.acks, rl.acksTimeout.Milliseconds())
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return false, err
+	}
+	ok, err := rl.parseAcquire(acquire.Val())
+	if err != nil || !ok {
+		return false, err
+	}
+	if got, _ := wait.Int64(); got < int64(rl.acks) {
+		_, _ = rl.ReleaseCtx(context.WithoutCancel(ctx))
+		return false, fmt.Errorf("%w: %d of %d within %v", ErrNotReplicated, got, rl.acks, rl.acksTimeout)
+	}
+	return true, nil
+}
