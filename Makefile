@@ -18,10 +18,11 @@ vet:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 
-# bench compares zerolock with bsm/redislock and redsync in one run, on a
-# redis-server it starts (see bench/doc.go).
+# bench compares zerolock with the raw floor, go-zero's RedisLock,
+# bsm/redislock and redsync in one run on a redis-server it starts, and
+# writes docs/BENCHMARKS.md and docs/benchmarks.svg (see bench/doc.go).
 bench: deps
-	cd bench && $(GO) test -run '^$$' -bench . -benchtime 1x
+	cd bench && $(GO) run . -out ../docs
 
 # unit runs the tests without installing anything: real-server tests are
 # skipped when redis-server is missing.

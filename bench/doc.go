@@ -1,8 +1,12 @@
-// Package bench compares zerolock with its peers (github.com/bsm/redislock,
-// github.com/go-redsync/redsync/v4) against one real redis-server on a
-// loopback port, in one run, so that ratios hold however fast the machine
-// is. It is a separate module so the library never depends on its
-// competitors.
+// Command bench compares zerolock with its peers (go-zero's RedisLock,
+// github.com/bsm/redislock, github.com/go-redsync/redsync/v4) and with the
+// raw floor of any Redis lock (SET NX PX, then an EVALSHA compare-and-delete
+// on the same go-redis client), against one redis-server it starts on a
+// loopback port (or -addr). Every contender runs in the same process, in
+// turn, over several interleaved rounds, so a ratio holds even when the
+// machine's speed drifts. It writes docs/BENCHMARKS.md and its chart.
 //
-//	cd bench && go test -run '^$' -bench . -benchtime 1x
-package bench
+//	make bench        # or: cd bench && go run . -out ../docs
+//
+// It is a separate module so the library never depends on its competitors.
+package main

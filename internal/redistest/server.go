@@ -50,6 +50,16 @@ func Start(tb testing.TB, args ...string) *Server {
 	return s
 }
 
+// Launch starts a server outside a test (the bench tool): in dir, on a
+// free loopback port, with persistence off. The caller stops it with Kill.
+func Launch(dir string, args ...string) (*Server, error) {
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, err
+	}
+	return launch(path, dir, args...)
+}
+
 // launch starts a server in dir on a free port, trying another port if the
 // chosen one was taken meanwhile.
 func launch(path, dir string, args ...string) (*Server, error) {

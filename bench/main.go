@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/internal/redistest"
+)
+
+func main() {
+	addr := flag.String("addr", "", "a redis-server to use (default: start one on a loopback port)")
+	rounds := flag.Int("rounds", 3, "interleaved rounds per scenario")
+	duration := flag.Duration("duration", 2*time.Second, "length of one contender's run in a round")
+	out := flag.String("out", "", "a directory to write BENCHMARKS.md and benchmarks.svg to")
+	flag.Parse()
+	if err := run(*addr, *rounds, *duration, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr string, rounds int, d time.Duration, out string) error {
+	if addr == "" {
+		dir, err := os.MkdirTemp("", "zerolock-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		srv, err := redistest.Launch(dir)
+		if err != nil {
+			return fmt.Errorf("start redis-server (apt-get install redis-server, or pass -addr): %w", err)
+		}
+		defer srv.Kill()
+		addr = srv.Addr()
+	}
+	if !isLoopback(addr) {
+		return fmt.Errorf("-addr %s is not a loopback address: the bench only loads servers on this machine", addr)
+	}
+	opts := &redis.Options{Addr: addr, PoolSize: 64}
+	admin := redis.NewClient(&redis.Options{Addr: addr})
+	defer admin.Close()
+	cl := clients{
+		redis: redis.NewClient(opts),
+		gozero: zredis.MustNewRedis(zredis.RedisConf{Host: addr, Type: zredis.NodeType,
+			NonBlock: true, DisableIdentity: true}),
+	}
+	defer cl.redis.Close()
+	// The floor's EVALSHA needs its script cached, as any lock would load it.
+	if err := floorRelease.Load(context.Background(), cl.redis).Err(); err != nil {
+		return err
+	}
+
+	rep := newReport(admin, rounds, d)
+	for r := 0; r < rounds; r++ {
+		for _, sc := range scenarios {
+			for _, c := range cycleContenders {
+				s := runCycles(cl, admin, c, sc, r, d)
+				rep.add(sc.name, c.name, s)
+				fmt.Fprintf(os.Stderr, "round %d  %-34s %-26s %9.0f op/s  %5.1f µs/op in Redis  %d errors\n",
+					r+1, sc.name, c.name, s.ops, s.usecOp, s.errors)
+			}
+		}
+		for _, c := range handoffContenders {
+			key := fmt.Sprintf("bench:handoff:%d:%s", r, strings.ReplaceAll(c.name, " ", ""))
+			rate, err := handoffs(cl.redis, c, key, 20, d)
+			s := sample{ops: rate}
+			if err != nil {
+				s.errors, s.firstErr = 1, err
+			}
+			rep.add(handoffScenario, c.name, s)
+			fmt.Fprintf(os.Stderr, "round %d  %-34s %-26s %9.0f hand-offs/s\n", r+1, handoffScenario, c.name, rate)
+		}
+	}
+	fmt.Print(rep.table())
+	if out != "" {
+		return rep.write(out)
+	}
+	return nil
+}
+
+func isLoopback(addr string) bool {
+	host := addr
+	if i := strings.LastIndex(addr, ":"); i >= 0 {
+		host = addr[:i]
+	}
+	return host == "localhost" || strings.HasPrefix(host, "127.") || host == "[::1]" || host == "::1"
+}
