@@ -11,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/zeromicro/go-zero/core/logx"
+
 	"github.com/zerolock/zerolock/internal/redistest"
 )
 
@@ -20,6 +22,7 @@ func main() {
 	duration := flag.Duration("duration", 2*time.Second, "length of one contender's run in a round")
 	out := flag.String("out", "", "a directory to write BENCHMARKS.md and benchmarks.svg to")
 	flag.Parse()
+	logx.Disable()
 	if err := run(*addr, *rounds, *duration, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -57,8 +60,32 @@ func run(addr string, rounds int, d time.Duration, out string) error {
 		return err
 	}
 
+	hb, err := startHTTP(cl)
+	if err != nil {
+		return err
+	}
+	defer hb.stop()
+	gb, err := startGRPC(cl)
+	if err != nil {
+		return err
+	}
+	defer gb.stop()
+
 	rep := newReport(admin, rounds, d)
 	for r := 0; r < rounds; r++ {
+		for _, s := range []struct {
+			scenario, name string
+			run            func() sample
+		}{
+			{httpScenario, "handler doing the floor", func() sample { return hb.run("/floor/orders", r, d) }},
+			{httpScenario, "zerolock middleware", func() sample { return hb.run("/locked/orders", r, d) }},
+			{grpcScenario, "handler doing the floor", func() sample { return gb.run(false, r, d) }},
+			{grpcScenario, "zerolock interceptor", func() sample { return gb.run(true, r, d) }},
+		} {
+			smp := s.run()
+			rep.add(s.scenario, s.name, smp)
+			fmt.Fprintf(os.Stderr, "round %d  %-34s %-26s %9.0f req/s  %d errors\n", r+1, s.scenario, s.name, smp.ops, smp.errors)
+		}
 		for _, sc := range scenarios {
 			for _, c := range cycleContenders {
 				s := runCycles(cl, admin, c, sc, r, d)

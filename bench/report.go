@@ -83,13 +83,16 @@ func (r *report) table() string {
 	var b strings.Builder
 	for _, sc := range r.order {
 		unit, vs := "op/s", "x floor"
-		if sc == handoffScenario {
+		switch sc {
+		case handoffScenario:
 			unit, vs = "hand-offs/s", "x zerolock"
+		case httpScenario, grpcScenario:
+			unit = "req/s"
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n| contender | %s (median) | %s | Redis µs/op | errors |\n|---|---:|---:|---:|---:|\n", sc, unit, vs)
 		for _, row := range r.rows(sc) {
 			usec := fmt.Sprintf("%.2f", row.usecOp)
-			if sc == handoffScenario {
+			if row.usecOp == 0 {
 				usec = "–"
 			}
 			errs := fmt.Sprint(row.errors)
@@ -169,12 +172,12 @@ func (r *report) chart(path string) error {
 	p.Y.Label.Text = "x floor (median of rounds)"
 	var scenarios []string
 	for _, sc := range r.order {
-		if sc != handoffScenario {
+		if _, cycles := r.samples[sc]["floor (SET NX + EVALSHA)"]; cycles {
 			scenarios = append(scenarios, sc)
 		}
 	}
 	names := r.names[scenarios[0]]
-	w := vg.Points(10)
+	w := vg.Points(14)
 	for i, name := range names {
 		var vals plotter.Values
 		for _, sc := range scenarios {
@@ -199,7 +202,10 @@ func (r *report) chart(path string) error {
 		p.Add(bars)
 		p.Legend.Add(name, bars)
 	}
-	p.Legend.Top = true
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(60)
+	p.Y.Min, p.Y.Max = 0, 1.6 // room for the legend above the bars
 	p.NominalX(scenarios...)
-	return p.Save(10*vg.Inch, 5*vg.Inch, path)
+	p.X.Min, p.X.Max = -0.7, float64(len(scenarios))-0.3
+	return p.Save(11*vg.Inch, 5*vg.Inch, path)
 }

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/rest"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/zerolock/zerolock/interceptor"
+	"github.com/zerolock/zerolock/internal/testpb"
+	"github.com/zerolock/zerolock/middleware"
+)
+
+// The server scenarios compare a route (or method) guarded by zerolock with
+// the same server whose handler performs the raw floor itself: the
+// difference is what the middleware or interceptor adds.
+const (
+	httpScenario  = "REST middleware, 50 keep-alive clients"
+	grpcScenario  = "gRPC interceptor, 50 clients"
+	serverClients = 50
+)
+
+// floorLock is the raw floor done by a handler: SET NX PX, then the
+// EVALSHA compare-and-delete.
+func floorLock(ctx context.Context, c *redis.Client, key string) error {
+	ok, err := c.SetNX(ctx, key, key, expiry).Result()
+	if err != nil || !ok {
+		return fmt.Errorf("floor SET NX: %v %v", ok, err)
+	}
+	return floorRelease.EvalSha(ctx, c, []string{key}, key).Err()
+}
+
+// httpBench serves POST /locked/orders through the middleware and POST
+// /floor/orders with the floor in its handler, on a loopback port.
+type httpBench struct {
+	base   string
+	server *http.Server
+	client *http.Client
+}
+
+func startHTTP(cl clients) (*httpBench, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	var c rest.RestConf
+	if err := conf.FillDefault(&c); err != nil {
+		return nil, err
+	}
+	c.Name, c.Host, c.Port, c.DevServer.Enabled = "zerolock-bench", "127.0.0.1", port, false
+	c.Timeout, c.MaxConns = 0, 100000
+	c.Middlewares.Shedding = false
+	server := rest.MustNewServer(c)
+	lock, err := middleware.NewLockMiddlewareWithStore(middleware.LockConf{Rules: []middleware.LockRule{{
+		Method: http.MethodPost, Path: "/locked/orders", Keys: []string{"header:X-User", "json:orderId"},
+	}}}, cl.redis)
+	if err != nil {
+		return nil, err
+	}
+	server.Use(lock.Handle)
+	server.AddRoutes([]rest.Route{
+		{Method: http.MethodPost, Path: "/locked/orders", Handler: func(w http.ResponseWriter, r *http.Request) {}},
+		{Method: http.MethodPost, Path: "/floor/orders", Handler: func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body) // the order's JSON: distinct per request
+			if err := floorLock(r.Context(), cl.redis, "bench:http-floor:"+string(body)); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+		}},
+	})
+	started := make(chan *http.Server, 1)
+	go server.StartWithOpts(func(s *http.Server) { started <- s })
+	b := &httpBench{
+		base:   fmt.Sprintf("http://127.0.0.1:%d", port),
+		server: <-started,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: serverClients * 2}},
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			conn.Close()
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("rest server did not start")
+}
+
+func (b *httpBench) stop() {
+	_ = b.server.Shutdown(context.Background())
+}
+
+// run sends distinct orders to path from serverClients goroutines for d and
+// returns requests per second; any answer but 200 is an error.
+func (b *httpBench) run(path string, round int, d time.Duration) sample {
+	var next atomic.Int64
+	return drive(d, func(ctx context.Context) error {
+		id := "r" + strconv.Itoa(round) + "-" + strconv.FormatInt(next.Add(1), 10)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.base+path, strings.NewReader(`{"orderId":"`+id+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-User", "bench")
+		resp, err := b.client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+// grpcBench serves Payments: Pay guarded by the interceptor, Refund doing
+// the floor in its handler.
+type grpcBench struct {
+	server *grpc.Server
+	conn   *grpc.ClientConn
+	client testpb.PaymentsClient
+}
+
+type floorPayments struct {
+	testpb.UnimplementedPaymentsServer
+	redis *redis.Client
+}
+
+func (floorPayments) Pay(context.Context, *testpb.PayRequest) (*testpb.PayReply, error) {
+	return &testpb.PayReply{Status: "paid"}, nil
+}
+
+func (p floorPayments) Refund(ctx context.Context, req *testpb.PayRequest) (*testpb.PayReply, error) {
+	if err := floorLock(ctx, p.redis, "bench:grpc-floor:"+req.GetOrder().GetId()); err != nil {
+		return nil, err
+	}
+	return &testpb.PayReply{Status: "refunded"}, nil
+}
+
+func startGRPC(cl clients) (*grpcBench, error) {
+	lock, err := interceptor.UnaryServerInterceptorWithStore(interceptor.LockConf{Rules: []interceptor.LockRule{{
+		Method: "/zerolock.test.Payments/Pay", Keys: []string{"field:order.id", "metadata:x-user"},
+	}}}, cl.redis)
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := grpc.NewServer(grpc.UnaryInterceptor(lock))
+	testpb.RegisterPaymentsServer(s, floorPayments{redis: cl.redis})
+	go func() { _ = s.Serve(l) }()
+	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return &grpcBench{server: s, conn: conn, client: testpb.NewPaymentsClient(conn)}, nil
+}
+
+func (b *grpcBench) stop() {
+	_ = b.conn.Close()
+	b.server.Stop()
+}
+
+// run calls Pay (locked) or Refund (floor) with distinct orders.
+func (b *grpcBench) run(locked bool, round int, d time.Duration) sample {
+	var next atomic.Int64
+	return drive(d, func(ctx context.Context) error {
+		id := "r" + strconv.Itoa(round) + "-" + strconv.FormatInt(next.Add(1), 10)
+		req := &testpb.PayRequest{Order: &testpb.Order{Id: id}}
+		ctx = metadata.AppendToOutgoingContext(ctx, "x-user", "bench")
+		var err error
+		if locked {
+			_, err = b.client.Pay(ctx, req)
+		} else {
+			_, err = b.client.Refund(ctx, req)
+		}
+		return err
+	})
+}
+
+// drive calls op from serverClients goroutines for d.
+func drive(d time.Duration, op func(context.Context) error) sample {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var (
+		ops, errs atomic.Int64
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		first     error
+	)
+	start := time.Now()
+	for g := 0; g < serverClients; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if err := op(ctx); err != nil {
+					// gRPC and net/http may report the run's deadline a
+					// moment before ctx does: that is the end, not an error.
+					if errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
+						return
+					}
+					if ctx.Err() == nil {
+						errs.Add(1)
+						mu.Lock()
+						if first == nil {
+							first = err
+						}
+						mu.Unlock()
+					}
+					continue
+				}
+				ops.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return sample{ops: float64(ops.Load()) / time.Since(start).Seconds(), errors: errs.Load(), firstErr: first}
+}
