@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"time"
 
@@ -42,6 +43,9 @@ func (r *report) add(scenario, contender string, s sample) {
 	}
 	if _, ok := r.samples[scenario][contender]; !ok {
 		r.names[scenario] = append(r.names[scenario], contender)
+		sort.SliceStable(r.names[scenario], func(i, j int) bool {
+			return baseline(r.names[scenario][i]) && !baseline(r.names[scenario][j])
+		})
 	}
 	r.samples[scenario][contender] = append(r.samples[scenario][contender], s)
 }
@@ -53,6 +57,12 @@ type row struct {
 	ratio       float64 // to the floor, or to zerolock for hand-offs
 	errors      int64
 	firstErr    error
+}
+
+// baseline names the row the others are compared with: the floor, or
+// zerolock in the hand-off.
+func baseline(name string) bool {
+	return strings.HasPrefix(name, "floor") || strings.HasPrefix(name, "handler doing") || name == "zerolock"
 }
 
 func (r *report) rows(scenario string) []row {

@@ -89,3 +89,38 @@ func cycle(b *testing.B, ctx context.Context, lock *redislock.RedisLock) {
 		b.Fatalf("ReleaseCtx() = %v, %v", ok, err)
 	}
 }
+
+// BenchmarkContendedTryLock: goroutines try one key at once (SET NX; on
+// success, release), the floor beside zerolock; profile it with
+// -cpuprofile to see the client's share of a contended try.
+func BenchmarkContendedTryLock(b *testing.B) {
+	srv := redistest.Start(b)
+	client := srv.Client(b)
+	ctx := context.Background()
+	if err := floorRelease.Load(ctx, client).Err(); err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int64
+	b.Run("floor", func(b *testing.B) {
+		b.SetParallelism(25)
+		b.RunParallel(func(pb *testing.PB) {
+			token := "t" + strconv.FormatInt(next.Add(1), 10)
+			for pb.Next() {
+				if ok, _ := client.SetNX(ctx, "bench:contended:floor", token, 5*time.Second).Result(); ok {
+					_ = floorRelease.EvalSha(ctx, client, []string{"bench:contended:floor"}, token).Err()
+				}
+			}
+		})
+	})
+	b.Run("zerolock", func(b *testing.B) {
+		b.SetParallelism(25)
+		b.RunParallel(func(pb *testing.PB) {
+			lock := redislock.NewWithClient(client, "bench:contended:zerolock", redislock.WithExpiry(5*time.Second))
+			for pb.Next() {
+				if ok, _ := lock.AcquireCtx(ctx); ok {
+					_, _ = lock.ReleaseCtx(ctx)
+				}
+			}
+		})
+	})
+}
