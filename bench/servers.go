@@ -68,6 +68,7 @@ func startHTTP(cl clients) (*httpBench, error) {
 	c.Name, c.Host, c.Port, c.DevServer.Enabled = "zerolock-bench", "127.0.0.1", port, false
 	c.Timeout, c.MaxConns = 0, 100000
 	c.Middlewares.Shedding = false
+	c.Log.Level, c.Log.Stat = "error", false // no access log line per request
 	server := rest.MustNewServer(c)
 	lock, err := middleware.NewLockMiddlewareWithStore(middleware.LockConf{Rules: []middleware.LockRule{{
 		Method: http.MethodPost, Path: "/locked/orders", Keys: []string{"header:X-User", "json:orderId"},
