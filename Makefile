@@ -12,7 +12,7 @@ test: deps vet
 	$(GO) test -race -timeout 9m ./...
 
 deps:
-	@./scripts/ensure-packages.sh redis-server:redis-server
+	@./scripts/ensure-packages.sh redis-server:redis-server redis-cli:redis-tools
 
 vet:
 	$(GO) vet ./...

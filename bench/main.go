@@ -18,8 +18,8 @@ import (
 
 func main() {
 	addr := flag.String("addr", "", "a redis-server to use (default: start one on a loopback port)")
-	rounds := flag.Int("rounds", 3, "interleaved rounds per scenario")
-	duration := flag.Duration("duration", 2*time.Second, "length of one contender's run in a round")
+	rounds := flag.Int("rounds", 7, "interleaved rounds per scenario")
+	duration := flag.Duration("duration", time.Second, "length of one contender's run in a round")
 	out := flag.String("out", "", "a directory to write BENCHMARKS.md and benchmarks.svg to")
 	flag.Parse()
 	logx.Disable()

@@ -66,25 +66,27 @@ func baseline(name string) bool {
 }
 
 func (r *report) rows(scenario string) []row {
+	names := r.names[scenario]
+	base := r.samples[scenario][names[0]] // the floor; zerolock for hand-offs
 	var rows []row
-	for _, name := range r.names[scenario] {
-		var ops, usec []float64
+	for _, name := range names {
+		var ops, usec, ratios []float64
 		var errs int64
 		var first error
-		for _, s := range r.samples[scenario][name] {
+		for i, s := range r.samples[scenario][name] {
 			ops, usec = append(ops, s.ops), append(usec, s.usecOp)
+			// The ratio is taken within a round, against the baseline run
+			// moments apart, so the machine's drift between rounds cancels.
+			if i < len(base) && base[i].ops > 0 {
+				ratios = append(ratios, s.ops/base[i].ops)
+			}
 			errs += s.errors
 			if first == nil {
 				first = s.firstErr
 			}
 		}
-		rows = append(rows, row{contender: name, ops: median(ops), usecOp: median(usec), errors: errs, firstErr: first})
-	}
-	base := rows[0].ops // the floor; zerolock for hand-offs
-	for i := range rows {
-		if base > 0 {
-			rows[i].ratio = rows[i].ops / base
-		}
+		rows = append(rows, row{contender: name, ops: median(ops), usecOp: median(usec),
+			ratio: median(ratios), errors: errs, firstErr: first})
 	}
 	return rows
 }
@@ -132,8 +134,9 @@ func (r *report) write(dir string) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `make bench` (`bench/`) on %s. Every contender ran in one process against one\n"+
-		"redis-server on a loopback port, in turn, over %d interleaved rounds of %v; the figures are the\n"+
-		"medians of the rounds, so ratios hold even when the machine's speed drifts. An operation is one\n"+
+		"redis-server on a loopback port, in turn (the order rotating), over %d interleaved rounds of %v.\n"+
+		"Rates are medians over the rounds; a ratio is the median of each round's ratio to the baseline\n"+
+		"measured in that same round, so the machine's drift between rounds cancels. An operation is one\n"+
 		"acquire try and, when it succeeded, the release. Redis µs/op is the server's command CPU\n"+
 		"(INFO commandstats) per operation. Allocations per cycle are in\n"+
 		"`go test -bench AcquireRelease -benchmem ./redislock`.\n\n", time.Now().UTC().Format("2006-01-02"), r.rounds, r.runTime)
