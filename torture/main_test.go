@@ -1,0 +1,78 @@
+package torture
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/zerolock/zerolock/internal/redistest"
+)
+
+// childEnv names the role of a re-executed test binary.
+const childEnv = "ZEROLOCK_TORTURE_CHILD"
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+func TestMain(m *testing.M) {
+	logx.Disable()
+	redis.SetLogger(quiet{})
+	if role := os.Getenv(childEnv); role != "" {
+		os.Exit(runChild(role))
+	}
+	startReport()
+	redistest.Main(m)
+}
+
+// long reports whether make torture asked for the long versions.
+func long() bool {
+	return os.Getenv("ZEROLOCK_TORTURE") == "1"
+}
+
+var report = struct {
+	sync.Mutex
+	path string
+}{path: os.Getenv("ZEROLOCK_RELIABILITY_REPORT")}
+
+// startReport writes the report's header, when make torture asked for one.
+func startReport() {
+	if report.path == "" {
+		return
+	}
+	header := fmt.Sprintf("# Reliability\n\nWritten by `make torture` on %s: %s, %d CPUs, redis-server from the\n"+
+		"machine, every server started by the tests on 127.0.0.1. Each row is one test with its\n"+
+		"parameters and what it measured.\n\n| test | parameters | figures | result |\n|---|---|---|---|\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.Version(), runtime.NumCPU())
+	_ = os.WriteFile(report.path, []byte(header), 0o644)
+}
+
+// record adds a row to the report (when one is being written) and logs it.
+func record(t *testing.T, params, figures string) {
+	t.Helper()
+	result := "pass"
+	if t.Failed() {
+		result = "FAIL"
+	}
+	t.Logf("%s: %s; %s", t.Name(), params, figures)
+	if report.path == "" {
+		return
+	}
+	report.Lock()
+	defer report.Unlock()
+	f, err := os.OpenFile(report.path, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Errorf("report: %v", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "| %s | %s | %s | %s |\n", t.Name(), params, strings.ReplaceAll(figures, "|", "/"), result)
+}
