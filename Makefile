@@ -6,7 +6,7 @@ GO ?= go
 # Real-server tests fail, instead of skipping, when a server is missing.
 export ZEROLOCK_REQUIRE_REDIS := 1
 
-.PHONY: test deps vet unit bench
+.PHONY: test deps vet unit bench torture
 
 test: deps vet
 	$(GO) test -race -timeout 9m ./...
@@ -28,6 +28,14 @@ bench: deps
 # skipped when redis-server is missing.
 unit:
 	ZEROLOCK_REQUIRE_REDIS= $(GO) test ./...
+
+# torture runs the long versions of the reliability tests (>= 100k
+# acquisitions across 3 processes, repeated holder kills, >= 10k hostile
+# HTTP requests and gRPC calls) and writes docs/RELIABILITY.md. It stops by
+# itself within 10 minutes.
+torture: deps
+	ZEROLOCK_TORTURE=1 ZEROLOCK_RELIABILITY_REPORT=$(CURDIR)/docs/RELIABILITY.md \
+		$(GO) test -count=1 -timeout 10m -v ./torture
 
 # proto regenerates the committed gRPC code. It needs protoc (Debian's
 # protobuf-compiler) and the two plugins at the versions below.
