@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,55 +26,31 @@ var scenarios = []scenario{
 
 // sample is one contender's run of one scenario.
 type sample struct {
+	count    int64   // operations completed
 	ops      float64 // operations (acquire tries, with the release when acquired) per second
 	usecOp   float64 // Redis CPU per operation, from INFO commandstats
 	errors   int64
 	firstErr error
 }
 
-// runCycles runs c's cyclers for d and measures them.
+// runCycles runs c's cyclers for d and measures them, with the Redis CPU
+// they cost.
 func runCycles(cl clients, admin *redis.Client, c cycleContender, sc scenario, round int, d time.Duration) sample {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
+	prefix := fmt.Sprintf("bench:%s:%d:", strings.ReplaceAll(c.name, " ", ""), round)
 	before := serverUsec(admin)
-	var (
-		ops, errs atomic.Int64
-		wg        sync.WaitGroup
-		mu        sync.Mutex
-		first     error
-	)
-	start := time.Now()
-	for g := 0; g < sc.goroutines; g++ {
-		key := fmt.Sprintf("bench:%s:%d:%s", strings.ReplaceAll(c.name, " ", ""), round, strconv.Itoa(g))
+	s := drive(sc.goroutines, d, func(g int) func(context.Context) error {
+		key := prefix + strconv.Itoa(g)
 		if sc.sameKey {
-			key = fmt.Sprintf("bench:%s:%d:contended", strings.ReplaceAll(c.name, " ", ""), round)
+			key = prefix + "contended"
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cy := c.new(cl, key)
-			for ctx.Err() == nil {
-				_, err := cy.cycle(ctx)
-				if err != nil && ctx.Err() == nil {
-					errs.Add(1)
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					continue
-				}
-				ops.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	after := serverUsec(admin)
-	n := ops.Load()
-	s := sample{ops: float64(n) / elapsed.Seconds(), errors: errs.Load(), firstErr: first}
-	if n > 0 {
-		s.usecOp = (after - before) / float64(n)
+		cy := c.new(cl, key)
+		return func(ctx context.Context) error {
+			_, err := cy.cycle(ctx)
+			return err
+		}
+	})
+	if s.count > 0 {
+		s.usecOp = (serverUsec(admin) - before) / float64(s.count)
 	}
 	return s
 }

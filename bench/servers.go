@@ -110,21 +110,23 @@ func (b *httpBench) stop() {
 // returns requests per second; any answer but 200 is an error.
 func (b *httpBench) run(path string, round int, d time.Duration) sample {
 	var next atomic.Int64
-	return drive(d, func(ctx context.Context) error {
-		id := "r" + strconv.Itoa(round) + "-" + strconv.FormatInt(next.Add(1), 10)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.base+path, strings.NewReader(`{"orderId":"`+id+`"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-User", "bench")
-		resp, err := b.client.Do(req)
-		if err != nil {
-			return err
+	return drive(serverClients, d, func(int) func(context.Context) error {
+		return func(ctx context.Context) error {
+			id := "r" + strconv.Itoa(round) + "-" + strconv.FormatInt(next.Add(1), 10)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.base+path, strings.NewReader(`{"orderId":"`+id+`"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-User", "bench")
+			resp, err := b.client.Do(req)
+			if err != nil {
+				return err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("status %d", resp.StatusCode)
+			}
+			return nil
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return nil
 	})
 }
 
@@ -182,22 +184,26 @@ func (b *grpcBench) stop() {
 // run calls Pay (locked) or Refund (floor) with distinct orders.
 func (b *grpcBench) run(locked bool, round int, d time.Duration) sample {
 	var next atomic.Int64
-	return drive(d, func(ctx context.Context) error {
-		id := "r" + strconv.Itoa(round) + "-" + strconv.FormatInt(next.Add(1), 10)
-		req := &testpb.PayRequest{Order: &testpb.Order{Id: id}}
-		ctx = metadata.AppendToOutgoingContext(ctx, "x-user", "bench")
-		var err error
-		if locked {
-			_, err = b.client.Pay(ctx, req)
-		} else {
-			_, err = b.client.Refund(ctx, req)
+	return drive(serverClients, d, func(int) func(context.Context) error {
+		return func(ctx context.Context) error {
+			id := "r" + strconv.Itoa(round) + "-" + strconv.FormatInt(next.Add(1), 10)
+			req := &testpb.PayRequest{Order: &testpb.Order{Id: id}}
+			ctx = metadata.AppendToOutgoingContext(ctx, "x-user", "bench")
+			var err error
+			if locked {
+				_, err = b.client.Pay(ctx, req)
+			} else {
+				_, err = b.client.Refund(ctx, req)
+			}
+			return err
 		}
-		return err
 	})
 }
 
-// drive calls op from serverClients goroutines for d.
-func drive(d time.Duration, op func(context.Context) error) sample {
+// drive runs goroutines workers for d, each calling the operation newOp
+// made for it, and measures operations per second. An error is counted,
+// not an operation, except the run's own deadline reported by a client.
+func drive(goroutines int, d time.Duration, newOp func(g int) func(context.Context) error) sample {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var (
@@ -207,10 +213,11 @@ func drive(d time.Duration, op func(context.Context) error) sample {
 		first     error
 	)
 	start := time.Now()
-	for g := 0; g < serverClients; g++ {
+	for g := 0; g < goroutines; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			op := newOp(g)
 			for ctx.Err() == nil {
 				if err := op(ctx); err != nil {
 					// gRPC and net/http may report the run's deadline a
@@ -233,5 +240,6 @@ func drive(d time.Duration, op func(context.Context) error) sample {
 		}()
 	}
 	wg.Wait()
-	return sample{ops: float64(ops.Load()) / time.Since(start).Seconds(), errors: errs.Load(), firstErr: first}
+	n := ops.Load()
+	return sample{count: n, ops: float64(n) / time.Since(start).Seconds(), errors: errs.Load(), firstErr: first}
 }

@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/zeromicro/go-zero/core/logx"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -19,13 +17,8 @@ import (
 	"github.com/zerolock/zerolock/internal/testpb"
 )
 
-type quiet struct{}
-
-func (quiet) Printf(context.Context, string, ...any) {}
-
 func TestMain(m *testing.M) {
-	logx.Disable()
-	redis.SetLogger(quiet{})
+	redistest.Quiet()
 	redistest.Main(m)
 }
 

@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v4"
-	"github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/conf"
-	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/prometheus"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
@@ -24,14 +22,9 @@ import (
 
 const jwtSecret = "zerolock-test-secret"
 
-type quiet struct{}
-
-func (quiet) Printf(context.Context, string, ...any) {}
-
 func TestMain(m *testing.M) {
 	prometheus.Enable() // go-zero records metrics only when Prometheus is on
-	logx.Disable()
-	redis.SetLogger(quiet{})
+	redistest.Quiet()
 	redistest.Main(m)
 }
 

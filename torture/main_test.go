@@ -1,7 +1,6 @@
 package torture
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -10,22 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/zeromicro/go-zero/core/logx"
-
 	"github.com/zerolock/zerolock/internal/redistest"
 )
 
 // childEnv names the role of a re-executed test binary.
 const childEnv = "ZEROLOCK_TORTURE_CHILD"
 
-type quiet struct{}
-
-func (quiet) Printf(context.Context, string, ...any) {}
-
 func TestMain(m *testing.M) {
-	logx.Disable()
-	redis.SetLogger(quiet{})
+	redistest.Quiet()
 	if role := os.Getenv(childEnv); role != "" {
 		os.Exit(runChild(role))
 	}

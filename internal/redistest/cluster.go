@@ -204,13 +204,5 @@ func pickClusterPort() (int, error) {
 
 func cliPath(tb testing.TB) string {
 	tb.Helper()
-	path, err := exec.LookPath("redis-cli")
-	if err == nil {
-		return path
-	}
-	if os.Getenv(RequireEnv) == "1" {
-		tb.Fatalf("redistest: redis-cli not found and %s=1: %v", RequireEnv, err)
-	}
-	tb.Skipf("redistest: redis-cli not installed (run make test, or apt-get install redis-tools)")
-	return ""
+	return binaryPath(tb, "redis-cli", "redis-tools")
 }

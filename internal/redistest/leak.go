@@ -1,10 +1,13 @@
 package redistest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/logx"
 	"go.uber.org/goleak"
 )
 
@@ -26,6 +29,17 @@ func LeakOptions() []goleak.Option {
 		goleak.IgnoreAnyFunction("github.com/zeromicro/go-zero/core/proc.(*listenerManager).addListener.func2"),
 	}
 }
+
+// Quiet silences the logs of go-zero and go-redis (dial failures while a
+// test has stopped a server on purpose), for TestMain.
+func Quiet() {
+	logx.Disable()
+	redis.SetLogger(quietLogger{})
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
 
 // Main runs a package's tests, stops the shared cluster if one was
 // started, checks for leaked goroutines (with LeakOptions) after a passing

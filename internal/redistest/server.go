@@ -202,14 +202,21 @@ func (s *Server) logTail() string {
 
 func serverPath(tb testing.TB) string {
 	tb.Helper()
-	path, err := exec.LookPath("redis-server")
+	return binaryPath(tb, "redis-server", "redis-server")
+}
+
+// binaryPath finds a server binary the tests need: a missing one skips the
+// test, or fails it when RequireEnv is set (make test sets it).
+func binaryPath(tb testing.TB, name, pkg string) string {
+	tb.Helper()
+	path, err := exec.LookPath(name)
 	if err == nil {
 		return path
 	}
 	if os.Getenv(RequireEnv) == "1" {
-		tb.Fatalf("redistest: redis-server not found and %s=1: %v", RequireEnv, err)
+		tb.Fatalf("redistest: %s not found and %s=1: %v", name, RequireEnv, err)
 	}
-	tb.Skipf("redistest: redis-server not installed (run make test, or apt-get install redis-server)")
+	tb.Skipf("redistest: %s not installed (run make test, or apt-get install %s)", name, pkg)
 	return ""
 }
 
