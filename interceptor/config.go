@@ -18,7 +18,9 @@ const (
 
 // Defaults of LockConf, as its conf tags declare them.
 const (
+	// DefaultPrefix is the namespace of lock keys.
 	DefaultPrefix = "zerolock"
+	// DefaultExpire is the lock's lifetime.
 	DefaultExpire = 5 * time.Second
 )
 

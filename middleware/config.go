@@ -21,8 +21,11 @@ const (
 
 // Defaults of LockConf, as its conf tags declare them.
 const (
-	DefaultPrefix       = "zerolock"
-	DefaultExpire       = 5 * time.Second
+	// DefaultPrefix is the namespace of lock keys.
+	DefaultPrefix = "zerolock"
+	// DefaultExpire is the lock's lifetime.
+	DefaultExpire = 5 * time.Second
+	// DefaultMaxBodyBytes bounds the body read for json:, form: and body keys.
 	DefaultMaxBodyBytes = 1 << 20
 )
 

@@ -81,14 +81,6 @@ func (s goZeroStore) EvalSha(ctx context.Context, sha1 string, keys []string, ar
 	return cmd
 }
 
-func (s goZeroStore) ScriptLoad(ctx context.Context, script string) *redis.StringCmd {
-	cmd := redis.NewStringCmd(ctx)
-	sha, err := s.r.ScriptLoadCtx(ctx, script)
-	cmd.SetVal(sha)
-	cmd.SetErr(err)
-	return cmd
-}
-
 func setCmd(cmd *redis.Cmd, val any, err error) {
 	if err != nil {
 		cmd.SetErr(err)

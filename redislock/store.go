@@ -21,8 +21,6 @@ type Store interface {
 	Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
 	// EvalSha is EVALSHA sha1 numkeys keys... args...
 	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
-	// ScriptLoad is SCRIPT LOAD script.
-	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
 }
 
 var (
