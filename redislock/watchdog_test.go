@@ -70,9 +70,22 @@ func TestWatchdogLostLock(t *testing.T) {
 		}{
 			{"deleted", func() error { return admin.Del(ctx, key).Err() }, ""},
 			{"overwritten", func() error { return admin.Set(ctx, key, "someone-else", time.Minute).Err() }, "someone-else"},
+			// Shortened below the renewal interval: the key expires before the
+			// next renewal, which must then not bring it back.
+			{"pexpired", func() error { return admin.PExpire(ctx, key, time.Millisecond).Err() }, ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
+				calls := scriptCalls(t, admin)
 				lock, lockCtx := watchedLock(t, b, key)
+				// Tamper only after the watchdog's first renewal (the acquire
+				// itself runs no script): one in flight could still find the
+				// token and, rightly, restore a shortened TTL.
+				for deadline := time.Now().Add(2 * time.Second); scriptCalls(t, admin) == calls; {
+					if time.Now().After(deadline) {
+						t.Fatal("the watchdog never renewed")
+					}
+					time.Sleep(time.Millisecond)
+				}
 				if err := tc.tamper(); err != nil {
 					t.Fatal(err)
 				}

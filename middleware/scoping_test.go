@@ -1,0 +1,40 @@
+package middleware_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/zerolock/zerolock/middleware"
+)
+
+// TestSharedRuleWarning: a rule with no per-user or per-client key (claim,
+// header, ip) would make one user's request block everybody's; it is
+// flagged at start-up with a logged warning, and a scoped rule is not.
+// (That two users with one order id do not block each other is shown by
+// TestConcurrentDuplicatesOneReachesHandler.)
+func TestSharedRuleWarning(t *testing.T) {
+	var buf bytes.Buffer
+	logx.SetLevel(logx.InfoLevel)
+	logx.SetWriter(logx.NewWriter(&buf))
+	t.Cleanup(logx.Disable)
+
+	rule := func(keys ...string) middleware.LockConf {
+		return middleware.LockConf{Rules: []middleware.LockRule{{Method: http.MethodPost, Path: "/orders", Keys: keys}}}
+	}
+	if _, err := middleware.NewLockMiddleware(rule("claim:userId", "json:orderId"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "warning") {
+		t.Fatalf("a rule scoped by user was flagged: %s", buf.String())
+	}
+	if _, err := middleware.NewLockMiddleware(rule("json:orderId"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "POST /orders has no claim:, header: or ip key") {
+		t.Fatalf("a rule shared by every user was not flagged; log: %q", buf.String())
+	}
+}
