@@ -30,7 +30,8 @@ type RedisLock struct {
 	tokenArg    any      // the token, boxed for SET NX
 	keys        []string // {key}
 	fenceKeys   []string // {key, fencing counter}
-	releaseArgs []any    // {token, release channel}
+	channel     string   // where releases are announced
+	releaseArgs []any    // {token, channel}
 
 	expiry atomic.Int64 // time.Duration
 	fence  atomic.Int64 // fencing token of the current hold
@@ -76,8 +77,9 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 		acksTimeout: o.acksTimeout,
 		tokenArg:    token,
 		keys:        []string{key},
-		releaseArgs: []any{token, releaseChannel(key)},
+		channel:     releaseChannel(key),
 	}
+	rl.releaseArgs = []any{token, rl.channel}
 	if o.fencing {
 		rl.fenceKeys = []string{key, companionKey(key, "zerolock.fence")}
 	}
@@ -126,30 +128,43 @@ func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
 		return false, rl.wrap(ctx, "acquire", err)
 	}
 
+	ok, _, err := rl.try(ctx, px, false)
+	if err != nil {
+		return false, rl.wrap(ctx, "acquire", err)
+	}
+	return ok, nil
+}
+
+// try makes one acquire attempt, keeping the bookkeeping of which path the
+// next one may take. script forces the re-entrant script, whose refusal
+// carries the holder's remaining time (waiters sleep no longer than it);
+// otherwise an instance that cannot hold the key uses plain SET NX PX.
+func (rl *RedisLock) try(ctx context.Context, px time.Duration, script bool) (bool, time.Duration, error) {
 	sent := time.Now()
 	reentrant, seen := rl.state.beginAcquire()
-	var ok bool
+	var (
+		ok        bool
+		holderTTL time.Duration
+		err       error
+	)
 	switch {
 	case rl.acks > 0:
 		ok, err = rl.acquireReplicated(ctx, px)
-	case reentrant || rl.fencing:
-		ok, _, err = rl.acquireScript(ctx, px)
+	case script || reentrant || rl.fencing:
+		ok, holderTTL, err = rl.acquireScript(ctx, px)
 	default:
 		ok, err = rl.store.SetNX(ctx, rl.key, rl.tokenArg, px).Result()
 		if err == nil && !ok && rl.state.overlapped(seen) {
 			// Another acquire on this instance ran meanwhile and may have
 			// written our own token, which SET NX cannot recognise.
-			ok, _, err = rl.acquireScript(ctx, px)
+			ok, holderTTL, err = rl.acquireScript(ctx, px)
 		}
 	}
 	rl.state.endAcquire(seen, ok || err != nil)
-	if err != nil {
-		return false, rl.wrap(ctx, "acquire", err)
-	}
 	if ok {
 		rl.noteAcquired(sent)
 	}
-	return ok, nil
+	return ok, holderTTL, err
 }
 
 // acquireScript runs the re-entrant acquire (minting a fencing token when

@@ -62,11 +62,10 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 		woken bool // a release's wake was taken and not yet tried on
 	)
 	if h := hubFor(rl.store, rl.key); h != nil {
-		ch := rl.releaseArgs[1].(string)
-		w := h.watch(waitCtx, ch)
+		w := h.watch(waitCtx, rl.channel)
 		defer func() {
 			if woken {
-				h.wake(ch) // leaving without trying: hand the release on
+				h.wake(rl.channel) // leaving without trying: hand the release on
 			}
 			w.close()
 		}()
@@ -79,24 +78,12 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 		if err != nil {
 			return false, err
 		}
-		sent := time.Now()
-		_, seen := rl.state.beginAcquire() // the script answers fresh and re-entrant tries alike
-		var (
-			ok        bool
-			holderTTL time.Duration
-		)
-		if rl.acks > 0 {
-			ok, err = rl.acquireReplicated(waitCtx, px)
-		} else {
-			ok, holderTTL, err = rl.acquireScript(waitCtx, px)
-		}
-		rl.state.endAcquire(seen, ok || err != nil)
+		ok, holderTTL, err := rl.try(waitCtx, px, true)
 		if err == nil {
 			woken = false // the try used the wake, won or lost
 		}
 		switch {
 		case ok:
-			rl.noteAcquired(sent)
 			return true, nil
 		case err != nil && ctx.Err() != nil:
 			return false, rl.wrap(ctx, "acquire", err)

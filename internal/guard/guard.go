@@ -58,12 +58,6 @@ type Result struct {
 	Err error
 }
 
-// Proceed reports whether the request may run: it holds the lock, or the
-// store failed and FailOpen lets it through unlocked.
-func (r Result) Proceed() bool {
-	return r.Outcome == Acquired || r.Outcome == FailedOpen
-}
-
 // Acquire tries once to take key under policy. label names the route or
 // method in metrics and logs; logs carry a digest of the key, never values.
 func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) Result {
