@@ -1,6 +1,7 @@
 # make test: everything CI runs. The tests start their own redis-server
-# processes on free loopback ports and stop them when they end; this file
-# only makes sure the server binaries are installed.
+# processes (redis-server, etcd, ZooKeeper) on free loopback ports and stop
+# them when they end; this file only makes sure the server binaries are
+# installed.
 
 GO ?= go
 # Real-server tests fail, instead of skipping, when a server is missing.
@@ -12,7 +13,8 @@ test: deps vet
 	$(GO) test -race -timeout 9m ./...
 
 deps:
-	@./scripts/ensure-packages.sh redis-server:redis-server redis-cli:redis-tools
+	@./scripts/ensure-packages.sh redis-server:redis-server redis-cli:redis-tools \
+		etcd:etcd-server /usr/share/zookeeper/bin/zkServer.sh:zookeeper
 
 vet:
 	$(GO) vet ./...

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages whose commands the tests need, when a command
-# is missing. Usage: ensure-packages.sh COMMAND:PACKAGE ...
+# is missing. Usage: ensure-packages.sh COMMAND:PACKAGE ... (COMMAND may be
+# an absolute path, for packages that install outside PATH).
 # Installing needs root and apt-get (as in CI); otherwise it says what to do.
 # Package scripts are kept from starting system services (a policy-rc.d that
 # refuses them, removed afterwards): the tests start their own servers on
@@ -10,7 +11,11 @@ set -euo pipefail
 missing=()
 for pair in "$@"; do
   cmd=${pair%%:*} pkg=${pair#*:}
-  command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+  if [[ $cmd == /* ]]; then
+    [ -x "$cmd" ] || missing+=("$pkg")
+  else
+    command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+  fi
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
