@@ -12,9 +12,18 @@ import (
 //	TTL(ctx) (time.Duration, error)                   // the holder's remaining time, for Retry-After
 //	Watch(ctx, ...WatchOption) context.Context        // renewal with a lost-lock signal, for Renew
 //	Fence() int64                                     // a fencing token, for Fence
+//
+// A Locker that can wait for the lock also offers Waiter's method.
 type Locker interface {
 	AcquireCtx(ctx context.Context) (bool, error)
 	ReleaseCtx(ctx context.Context) (bool, error)
+}
+
+// A Waiter is a Locker that can wait up to wait for the lock, as
+// RedisLock.AcquireWaitCtx does: true once held, false when wait passed.
+type Waiter interface {
+	Locker
+	AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error)
 }
 
 // LockerOptions say how a Backend's lock should behave.
@@ -66,4 +75,5 @@ func (b redLockBackend) NewLocker(key string, o LockerOptions) Locker {
 var (
 	_ Locker = (*RedisLock)(nil)
 	_ Locker = (*RedLock)(nil)
+	_ Waiter = (*RedisLock)(nil)
 )

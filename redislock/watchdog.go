@@ -32,6 +32,24 @@ func MaxHold(d time.Duration) WatchOption {
 	}
 }
 
+// WatchSettings are what a list of WatchOptions sets, for Lockers on other
+// lock services that implement Watch; zero means unset.
+type WatchSettings struct {
+	// RenewEvery is the renewal interval RenewEvery set.
+	RenewEvery time.Duration
+	// MaxHold is the bound MaxHold set.
+	MaxHold time.Duration
+}
+
+// ApplyWatchOptions returns the settings opts make.
+func ApplyWatchOptions(opts ...WatchOption) WatchSettings {
+	var o watchOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return WatchSettings{RenewEvery: o.every, MaxHold: o.maxHold}
+}
+
 // watchdog renews one held lock until stopped.
 type watchdog struct {
 	ctx    context.Context

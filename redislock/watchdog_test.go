@@ -156,3 +156,13 @@ func TestWatchdogMaxHoldAndParent(t *testing.T) {
 		mustRelease(t, lock, true)
 	})
 }
+
+func TestApplyWatchOptions(t *testing.T) {
+	got := redislock.ApplyWatchOptions(redislock.RenewEvery(time.Second), redislock.MaxHold(time.Minute))
+	if got.RenewEvery != time.Second || got.MaxHold != time.Minute {
+		t.Fatalf("settings: %+v", got)
+	}
+	if got := redislock.ApplyWatchOptions(); got != (redislock.WatchSettings{}) {
+		t.Fatalf("no options: %+v", got)
+	}
+}
