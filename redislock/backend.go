@@ -42,13 +42,16 @@ type Backend interface {
 
 // StoreBackend is the Backend of RedisLocks in one store.
 func StoreBackend(store Store) Backend {
-	return storeBackend{store}
+	return storeBackend{store: store, setGet: new(setGetSupport)}
 }
 
-type storeBackend struct{ store Store }
+type storeBackend struct {
+	store  Store
+	setGet *setGetSupport
+}
 
 func (b storeBackend) NewLocker(key string, o LockerOptions) Locker {
-	opts := []Option{WithExpiry(o.Expiry), WithTolerance(0)}
+	opts := []Option{WithExpiry(o.Expiry), WithTolerance(0), sharedSetGet(b.setGet)}
 	if o.Fencing {
 		opts = append(opts, WithFencing())
 	}
@@ -59,6 +62,10 @@ func (b storeBackend) NewLocker(key string, o LockerOptions) Locker {
 // locks have no TTL, Watch or Fence: Retry-After is the rule's expiry, and
 // the middleware and interceptor refuse Renew and Fence with it.
 func RedLockBackend(stores []Store, opts ...Option) Backend {
+	// One memory of SET NX GET refusals for all nodes: a node older than
+	// Redis 7.0 sends every node's fresh acquire to the script, which is
+	// always correct.
+	opts = append(opts[:len(opts):len(opts)], sharedSetGet(new(setGetSupport)))
 	return redLockBackend{stores: stores, opts: opts}
 }
 

@@ -3,6 +3,7 @@ package redislock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -44,18 +45,95 @@ func TestOneInstanceFromManyGoroutines(t *testing.T) {
 	})
 }
 
-// lostReplyStore runs SET NX on the server but reports a failure, as a
-// reply lost to a timeout would.
+// lostReplyStore runs SET on the server but reports a failure, as a reply
+// lost to a timeout would.
 type lostReplyStore struct {
 	*redis.Client
 }
 
 var errLostReply = errors.New("reply lost")
 
-func (s lostReplyStore) SetNX(ctx context.Context, key string, value any, exp time.Duration) *redis.BoolCmd {
-	cmd := s.Client.SetNX(ctx, key, value, exp)
+func (s lostReplyStore) SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd {
+	cmd := s.Client.SetArgs(ctx, key, value, a)
 	cmd.SetErr(errLostReply)
 	return cmd
+}
+
+// retriedStore sends every SET twice and answers the second, as go-redis
+// does when the first reply is lost to a reset connection.
+type retriedStore struct {
+	*redis.Client
+}
+
+func (s retriedStore) SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd {
+	_ = s.Client.SetArgs(ctx, key, value, a)
+	return s.Client.SetArgs(ctx, key, value, a)
+}
+
+// TestRetriedAcquireIsAcquired: a fresh acquire whose SET the client library
+// sent twice reports the lock it took, where SET NX would have answered
+// "not set" for a key holding our own token; the key's expiry is the
+// lock's.
+func TestRetriedAcquireIsAcquired(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	key := "zerolock-test:retried"
+	lock := redislock.New(retriedStore{srv.Client(t)}, key)
+	lock.SetExpire(5)
+	mustAcquire(t, lock, true)
+	if ttl := admin.PTTL(context.Background(), key).Val(); ttl < 5*time.Second {
+		t.Fatalf("PTTL after a retried acquire = %v, want about 5.5s", ttl)
+	}
+	other := redislock.New(retriedStore{srv.Client(t)}, key)
+	mustAcquire(t, other, false)
+	mustRelease(t, lock, true)
+}
+
+// oldRedisStore answers SET with NX and GET as Redis 6 does: a syntax
+// error. It counts those requests.
+type oldRedisStore struct {
+	*redis.Client
+	setGets *int
+}
+
+func (s oldRedisStore) SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd {
+	if a.Mode == "NX" && a.Get {
+		*s.setGets++
+		cmd := redis.NewStatusCmd(ctx)
+		cmd.SetErr(replyError("ERR syntax error"))
+		return cmd
+	}
+	return s.Client.SetArgs(ctx, key, value, a)
+}
+
+// replyError is an error reply from the server, as go-redis types them.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+func (replyError) RedisError()     {}
+
+// TestRedisBefore7: a server that refuses SET NX GET gets the script, and
+// a Backend's locks stop asking after the first refusal.
+func TestRedisBefore7(t *testing.T) {
+	srv := redistest.Start(t)
+	var setGets int
+	backend := redislock.StoreBackend(oldRedisStore{srv.Client(t), &setGets})
+	for i := 0; i < 3; i++ {
+		lock := backend.NewLocker(fmt.Sprintf("zerolock-test:old-redis:%d", i), redislock.LockerOptions{Expiry: 5 * time.Second})
+		if ok, err := lock.AcquireCtx(context.Background()); !ok || err != nil {
+			t.Fatalf("acquire %d on old Redis = %v, %v", i, ok, err)
+		}
+		rival := backend.NewLocker(fmt.Sprintf("zerolock-test:old-redis:%d", i), redislock.LockerOptions{Expiry: 5 * time.Second})
+		if ok, err := rival.AcquireCtx(context.Background()); ok || err != nil {
+			t.Fatalf("rival %d on old Redis = %v, %v", i, ok, err)
+		}
+		if ok, err := lock.ReleaseCtx(context.Background()); !ok || err != nil {
+			t.Fatalf("release %d on old Redis = %v, %v", i, ok, err)
+		}
+	}
+	if setGets != 1 {
+		t.Fatalf("SET NX GET sent %d times through one backend, want 1", setGets)
+	}
 }
 
 // TestUnknownOutcomeIsSettledByNextCall: after an acquire whose reply was

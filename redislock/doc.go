@@ -25,7 +25,9 @@
 // tolerance can be set in milliseconds (WithExpiry, WithTolerance), the lock
 // also runs on go-redis clients (NewWithClient, including Redis Cluster and
 // Sentinel failover clients), an instance that does not hold its key
-// acquires with a plain SET NX PX (no script, no extra Redis CPU), and on
+// acquires with SET NX PX GET (no script, no extra Redis CPU, and safe for
+// the client library to retry after a lost reply: Redis 7.0 or later; older
+// servers get the script), and on
 // go-zero's store the scripts run with EVAL, so the NOSCRIPT replies of a
 // fresh or flushed server cannot reach go-zero's circuit breaker.
 package redislock

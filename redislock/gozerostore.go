@@ -2,7 +2,7 @@ package redislock
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,7 +18,7 @@ import (
 // fresh server, a promoted replica, or one after SCRIPT FLUSH. The adapter
 // therefore answers EvalSha with EVAL, which cannot get NOSCRIPT: the lock
 // scripts are a few hundred bytes, and only releases and re-entrant
-// acquires run them (a fresh acquire is a plain SET NX PX).
+// acquires run them (a fresh acquire is SET NX PX GET).
 func GoZeroStore(store *zredis.Redis) Store {
 	return goZeroStore{r: store}
 }
@@ -27,17 +27,30 @@ type goZeroStore struct {
 	r *zredis.Redis
 }
 
-func (s goZeroStore) SetNX(ctx context.Context, key string, value any,
-	expiration time.Duration) *redis.BoolCmd {
-	cmd := redis.NewBoolCmd(ctx, "set", key, value, "px", expiration.Milliseconds(), "nx")
-	_, err := s.r.DoCtx(ctx, cmd.Args()...)
-	switch {
-	case err == nil:
-		cmd.SetVal(true)
-	case errors.Is(err, redis.Nil):
-		cmd.SetVal(false)
-	default:
+// SetArgs sends the options a lock uses (NX or XX, PX, GET); it answers
+// like go-redis: the old value with GET, redis.Nil when nothing was set or
+// there was no old value.
+func (s goZeroStore) SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd {
+	args := []any{"set", key, value}
+	if a.TTL > 0 {
+		args = append(args, "px", a.TTL.Milliseconds())
+	}
+	if a.Mode != "" {
+		args = append(args, a.Mode)
+	}
+	if a.Get {
+		args = append(args, "get")
+	}
+	cmd := redis.NewStatusCmd(ctx, args...)
+	val, err := s.r.DoCtx(ctx, args...)
+	if err != nil {
 		cmd.SetErr(err)
+		return cmd
+	}
+	if v, ok := val.(string); ok {
+		cmd.SetVal(v)
+	} else {
+		cmd.SetErr(fmt.Errorf("%w: %v", ErrUnexpectedReply, val))
 	}
 	return cmd
 }

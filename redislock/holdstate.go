@@ -6,20 +6,16 @@ import "sync"
 //
 // Only an acquire by this instance can write its token, so while no acquire
 // is in flight and none has succeeded (or ended unknown) since the key was
-// last seen without the token, the key certainly does not hold it. Then a
-// plain SET NX PX gives the same answer as the re-entrant script, with no
-// script on the server: that is the common path (a fresh lock, a lock after
-// Release or after a refused try). In every other case the script decides.
+// last seen without the token, the key almost certainly does not hold it.
+// Then SET NX PX GET gives the same answer as the re-entrant script, with
+// no script on the server: that is the common path (a fresh lock, a lock
+// after Release or after a refused try). In every other case the script
+// decides, and it also decides when SET ... GET finds our own token: a
+// retried send, an acquire on this instance that overlapped, or a call that
+// timed out on the client and ran on the server later.
 //
 // Getting this wrong in the unsafe direction is impossible: SET NX never
-// takes a key somebody else holds. The bookkeeping only has to make sure a
-// re-entrant acquire is not answered by SET NX: when another acquire on the
-// same instance overlapped a refused SET NX, the script asks again.
-//
-// One case it cannot see: a call that timed out on the client may still
-// run on the server later, after a release or refusal has cleared the
-// state. A SET NX then refuses a key that holds our own token until it
-// expires. That costs availability for at most one expiry, never safety.
+// takes a key somebody else holds.
 type holdState struct {
 	mu       sync.Mutex
 	mayHold  bool
@@ -49,14 +45,6 @@ func (s *holdState) endAcquire(seen uint64, held bool) {
 		s.clearIfQuiet(seen)
 	}
 	s.mu.Unlock()
-}
-
-// overlapped reports whether another acquire on this instance is in flight
-// or has ended acquired-or-unknown since the one that saw seen began.
-func (s *holdState) overlapped(seen uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.inflight > 1 || s.gains != seen
 }
 
 // beginRelease returns the gains seen when a release is sent.

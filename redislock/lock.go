@@ -25,9 +25,10 @@ type RedisLock struct {
 
 	acks        int // WithReplicaAcks
 	acksTimeout time.Duration
+	setGet      *setGetSupport
 
 	// Arguments built once, so that a lock cycle does not allocate them.
-	tokenArg    any      // the token, boxed for SET NX
+	tokenArg    any      // the token, boxed for SET
 	keys        []string // {key}
 	fenceKeys   []string // {key, fencing counter}
 	channel     string   // where releases are announced
@@ -75,11 +76,15 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 		waitOpts:    o.wait,
 		acks:        o.acks,
 		acksTimeout: o.acksTimeout,
+		setGet:      o.setGet,
 		tokenArg:    token,
 		keys:        []string{key},
 		channel:     releaseChannel(key),
 	}
 	rl.releaseArgs = []any{token, rl.channel}
+	if rl.setGet == nil {
+		rl.setGet = new(setGetSupport)
+	}
 	if o.fencing {
 		rl.fenceKeys = []string{key, companionKey(key, "zerolock.fence")}
 	}
@@ -138,7 +143,7 @@ func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
 // try makes one acquire attempt, keeping the bookkeeping of which path the
 // next one may take. script forces the re-entrant script, whose refusal
 // carries the holder's remaining time (waiters sleep no longer than it);
-// otherwise an instance that cannot hold the key uses plain SET NX PX.
+// otherwise an instance that cannot hold the key uses SET NX PX GET.
 func (rl *RedisLock) try(ctx context.Context, px time.Duration, script bool) (bool, time.Duration, error) {
 	sent := time.Now()
 	reentrant, seen := rl.state.beginAcquire()
@@ -150,13 +155,15 @@ func (rl *RedisLock) try(ctx context.Context, px time.Duration, script bool) (bo
 	switch {
 	case rl.acks > 0:
 		ok, err = rl.acquireReplicated(ctx, px)
-	case script || reentrant || rl.fencing:
+	case script || reentrant || rl.fencing || rl.setGet.refused.Load():
 		ok, holderTTL, err = rl.acquireScript(ctx, px)
 	default:
-		ok, err = rl.store.SetNX(ctx, rl.key, rl.tokenArg, px).Result()
-		if err == nil && !ok && rl.state.overlapped(seen) {
-			// Another acquire on this instance ran meanwhile and may have
-			// written our own token, which SET NX cannot recognise.
+		var mine, refused bool
+		ok, mine, refused, err = rl.setNXGet(ctx, px)
+		if mine || refused {
+			// Our own token: a retried send or an overlapping acquire on
+			// this instance set it. The script refreshes its expiry, as a
+			// re-entrant acquire does.
 			ok, holderTTL, err = rl.acquireScript(ctx, px)
 		}
 	}

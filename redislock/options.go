@@ -18,6 +18,7 @@ type options struct {
 	nodeTimeout time.Duration
 	acks        int
 	acksTimeout time.Duration
+	setGet      *setGetSupport // shared by a Backend's locks
 }
 
 func defaultOptions() options {

@@ -2,7 +2,6 @@ package redislock
 
 import (
 	"context"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -13,8 +12,8 @@ import (
 // *redis.Redis. Every call touches only the key it is given, so a Store may
 // be a Redis Cluster.
 type Store interface {
-	// SetNX is SET key value NX PX expiration.
-	SetNX(ctx context.Context, key string, value any, expiration time.Duration) *redis.BoolCmd
+	// SetArgs is SET key value with options; a lock sends NX, PX and GET.
+	SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd
 	// PTTL is PTTL key.
 	PTTL(ctx context.Context, key string) *redis.DurationCmd
 	// Eval is EVAL script numkeys keys... args...

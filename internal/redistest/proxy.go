@@ -9,7 +9,8 @@ import (
 )
 
 // A Proxy forwards TCP connections from a loopback port to a server and
-// can slow them down, to put a node behind a slow network in a test.
+// can slow them down or cut them, to put a node behind a slow or faulty
+// network in a test.
 type Proxy struct {
 	listener net.Listener
 	target   string
@@ -43,6 +44,21 @@ func (p *Proxy) Addr() string {
 // SetLatency delays every chunk a client sends by d (0 for none).
 func (p *Proxy) SetLatency(d time.Duration) {
 	p.latency.Store(int64(d))
+}
+
+// Reset cuts every open connection with a TCP reset, on both sides, and
+// returns once they are closed: a command the proxy has not yet delivered
+// is lost, and one already delivered may have run without its reply
+// reaching the client. New connections are accepted as before.
+func (p *Proxy) Reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // close with RST, not FIN
+		}
+		_ = c.Close()
+	}
 }
 
 // Close stops accepting, cuts every connection and waits for the copying

@@ -1,0 +1,221 @@
+package torture
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+// lockInput is one call in the history: client acquiring (again, when it
+// holds the lock already) or releasing key.
+type lockInput struct {
+	client, key int
+	release     bool
+}
+
+// lockOutput is what the call returned; unknown means it failed, so it may
+// or may not have taken effect.
+type lockOutput struct {
+	ok, unknown bool
+}
+
+// mutexModel is a lock per key, held by at most one client (-1: free).
+var mutexModel = porcupine.NondeterministicModel{
+	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+		byKey := map[int][]porcupine.Operation{}
+		for _, op := range history {
+			k := op.Input.(lockInput).key
+			byKey[k] = append(byKey[k], op)
+		}
+		parts := make([][]porcupine.Operation, 0, len(byKey))
+		for _, ops := range byKey {
+			parts = append(parts, ops)
+		}
+		return parts
+	},
+	Init: func() []any { return []any{-1} },
+	Step: func(state, input, output any) []any {
+		return mutexStep(state.(int), input.(lockInput), output.(lockOutput))
+	},
+	Equal: func(a, b any) bool { return a == b },
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(lockInput), output.(lockOutput)
+		op := "acquire"
+		if in.release {
+			op = "release"
+		}
+		switch {
+		case out.unknown:
+			return fmt.Sprintf("c%d %s k%d -> ?", in.client, op, in.key)
+		default:
+			return fmt.Sprintf("c%d %s k%d -> %v", in.client, op, in.key, out.ok)
+		}
+	},
+	DescribeState: func(state any) string {
+		if h := state.(int); h >= 0 {
+			return fmt.Sprintf("held by c%d", h)
+		}
+		return "free"
+	},
+}
+
+// mutexStep is the transition: the states the lock may be in after the
+// call, none when its answer is impossible. Acquire succeeds when the lock
+// is free or already the caller's (re-entrant: the expiry is refreshed)
+// and fails only while another client holds it. Release succeeds only for
+// the holder; whatever it answers, the caller does not hold the lock
+// afterwards (ReleaseCtx documents that a reply lost and retried by the
+// client library may report false for a release that happened).
+func mutexStep(holder int, in lockInput, out lockOutput) []any {
+	mine, free := holder == in.client, holder == -1
+	switch {
+	case !in.release && out.unknown:
+		if free || mine {
+			return []any{holder, in.client}
+		}
+		return []any{holder}
+	case !in.release && out.ok:
+		if free || mine {
+			return []any{in.client}
+		}
+	case !in.release:
+		if !free && !mine {
+			return []any{holder}
+		}
+	case out.unknown && mine:
+		return []any{holder, -1}
+	case out.ok:
+		if mine {
+			return []any{-1}
+		}
+	case mine:
+		return []any{-1}
+	default:
+		return []any{holder}
+	}
+	return nil
+}
+
+// TestLinearizable records acquire, re-entrant acquire and release calls
+// by 20 clients on 3 keys, each client with its own go-redis client (default
+// retries) behind a proxy that delays traffic by 0-3 ms and cuts every
+// connection with a TCP reset at random intervals, and checks the history
+// against mutexModel with porcupine. A call that failed is recorded with an
+// unknown outcome lasting to the end of the history. The expiry (1 min)
+// outlives the run, so the model needs no clock.
+func TestLinearizable(t *testing.T) {
+	srv := redistest.Start(t)
+	proxy := redistest.StartProxy(t, srv.Addr())
+	const clients, keys = 20, 3
+	duration := 3 * time.Second
+	if long() {
+		duration = 30 * time.Second
+	}
+
+	var (
+		mu      sync.Mutex
+		history []porcupine.Operation
+		resets  atomic.Int64
+	)
+	epoch := time.Now()
+	now := func() int64 { return int64(time.Since(epoch)) }
+	ctx, stop := context.WithTimeout(context.Background(), duration)
+	defer stop()
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the faults
+		defer wg.Done()
+		for ctx.Err() == nil {
+			proxy.SetLatency(time.Duration(rand.IntN(3000)) * time.Microsecond)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(50+rand.IntN(200)) * time.Millisecond):
+				proxy.Reset()
+				resets.Add(1)
+			}
+		}
+		proxy.SetLatency(0)
+	}()
+	for c := 0; c < clients; c++ {
+		rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), PoolSize: 2})
+		t.Cleanup(func() { _ = rdb.Close() })
+		locks := make([]*redislock.RedisLock, keys)
+		for k := range locks {
+			locks[k] = redislock.NewWithClient(rdb, fmt.Sprintf("torture:linear:%d", k), redislock.WithExpiry(time.Minute))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			maybeHeld := make([]bool, keys)
+			for ctx.Err() == nil {
+				k := rand.IntN(keys)
+				in := lockInput{client: c, key: k, release: maybeHeld[k] && rand.IntN(3) > 0}
+				call := now()
+				var (
+					ok  bool
+					err error
+				)
+				// The calls outlive the run's context: a call cut short by
+				// its end would be an unknown outcome for no fault.
+				if in.release {
+					ok, err = locks[k].ReleaseCtx(context.Background())
+				} else {
+					ok, err = locks[k].AcquireCtx(context.Background())
+				}
+				ret := now()
+				out := lockOutput{ok: ok, unknown: err != nil}
+				switch {
+				case out.unknown:
+					ret = -1 // settled below: it may take effect any time later
+					maybeHeld[k] = true
+				case in.release:
+					maybeHeld[k] = false
+				case ok:
+					maybeHeld[k] = true
+				}
+				mu.Lock()
+				history = append(history, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+
+	end := now() + 1
+	var unknown, acquired int
+	for i := range history {
+		if history[i].Return < 0 {
+			history[i].Return = end
+			unknown++
+		}
+		if in, out := history[i].Input.(lockInput), history[i].Output.(lockOutput); !in.release && out.ok {
+			acquired++
+		}
+	}
+	res, info := porcupine.CheckOperationsVerbose(mutexModel.ToModel(), history, time.Minute)
+	if res != porcupine.Ok {
+		path := filepath.Join(os.TempDir(), "zerolock-linearizability.html")
+		if err := porcupine.VisualizePath(mutexModel.ToModel(), info, path); err != nil {
+			t.Logf("visualization: %v", err)
+		}
+		t.Errorf("history of %d operations is %s; visualization in %s", len(history), res, path)
+	}
+	if acquired == 0 || resets.Load() == 0 {
+		t.Errorf("the run proves nothing: %d acquisitions, %d resets", acquired, resets.Load())
+	}
+	record(t, fmt.Sprintf("%d clients x %d keys, %s, proxy latency 0-3 ms and TCP resets every 50-250 ms, go-redis default retries", clients, keys, duration),
+		fmt.Sprintf("%d operations (%d successful acquires), %d resets, %d unknown outcomes; porcupine: %s", len(history), acquired, resets.Load(), unknown, res))
+}
