@@ -92,3 +92,21 @@ func TestClosedHolderFreesLock(t *testing.T) {
 		t.Fatalf("waiter after the holder's connection closed: %v", err)
 	}
 }
+
+// TestCancelledReleaseKeepsExpiry: a Release whose context already ended
+// fails, stops the watch, and leaves the hold to its expiry timer.
+func TestCancelledReleaseKeepsExpiry(t *testing.T) {
+	connA, connB := connect(t), connect(t)
+	a := zklock.New(connA, "cancelled", testRoot(t), zklock.WithExpiry(100*time.Millisecond))
+	mustAcquire(t, a)
+	watch := a.Watch(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := a.ReleaseCtx(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("release with a cancelled context: %v, want context.Canceled", err)
+	}
+	if cause := context.Cause(watch); !errors.Is(cause, redislock.ErrReleased) {
+		t.Fatalf("watch cause: %v, want ErrReleased", cause)
+	}
+	waitAcquire(t, zklock.New(connB, "cancelled", testRoot(t), zklock.WithExpiry(time.Minute)))
+}

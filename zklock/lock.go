@@ -135,6 +135,11 @@ func (l *Lock) Release() (bool, error) {
 func (l *Lock) ReleaseCtx(ctx context.Context) (bool, error) {
 	l.stopWatchdog(ctx, redislock.ErrReleased)
 	if err := ctx.Err(); err != nil {
+		l.mu.Lock()
+		if l.node != "" && l.dog == nil {
+			l.armTimer() // the hold stays, and must still end by itself
+		}
+		l.mu.Unlock()
 		return false, l.wrap(ctx, "release", err)
 	}
 	l.mu.Lock()
