@@ -1,0 +1,186 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zerolock/zerolock/redislock"
+)
+
+// watchdog guards one watched hold until stopped.
+type watchdog struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// Watch keeps the held lock from expiring while work runs and returns a
+// context derived from ctx for that work. A ZooKeeper lock needs no
+// renewal, its session keeps it, so Watch only stops the expiry timer and
+// watches for the lock's loss; redislock.RenewEvery is ignored.
+//
+// The context is cancelled, with context.Cause telling why, when:
+//   - the lock is lost (redislock.ErrLockLost, wrapped with the reason):
+//     its node was deleted by another client, its session expired or was
+//     closed, or the connection has been without its session for longer
+//     than WithSessionTimeout allows (at once by default), since the
+//     server may expire the session meanwhile;
+//   - redislock.MaxHold has passed (redislock.ErrMaxHold);
+//   - Release is called (redislock.ErrReleased);
+//   - ctx ends (its own cause).
+//
+// Unless Release ended it, the hold then falls back to its expiry timer,
+// which deletes the node one expiry later, as a Redis lock whose watchdog
+// stopped expires. Call Watch after a successful acquire; watching again
+// returns the context of the running watch.
+func (l *Lock) Watch(ctx context.Context, opts ...redislock.WatchOption) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dog != nil {
+		select {
+		case <-l.dog.done:
+		default:
+			return l.dog.ctx
+		}
+	}
+	if l.node == "" {
+		ctx, cancel := context.WithCancelCause(ctx)
+		cancel(fmt.Errorf("%w: Watch of a lock that is not held", redislock.ErrLockLost))
+		return ctx
+	}
+	settings := redislock.ApplyWatchOptions(opts...)
+	l.stopTimer()
+	lockCtx, cancel := context.WithCancelCause(ctx)
+	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{})}
+	l.dog = dog
+	go l.guard(dog, l.node, l.session, l.gen, settings.MaxHold)
+	return lockCtx
+}
+
+// stopWatchdog cancels the running watch with cause and waits for its
+// goroutine to end, but no longer than ctx allows.
+func (l *Lock) stopWatchdog(ctx context.Context, cause error) {
+	l.mu.Lock()
+	dog := l.dog
+	l.dog = nil
+	l.mu.Unlock()
+	if dog != nil {
+		dog.cancel(cause)
+		select {
+		case <-dog.done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// graceAndPoll returns how long the connection may be without its session
+// before Watch calls the lock lost, and how often Watch looks.
+func (l *Lock) graceAndPoll() (grace, poll time.Duration) {
+	if l.o.sessionTimeout <= 0 {
+		return 0, 50 * time.Millisecond
+	}
+	grace = l.o.sessionTimeout / 3
+	return grace, min(max(grace/5, 10*time.Millisecond), 100*time.Millisecond)
+}
+
+// guard watches hold gen's node until the lock is lost, MaxHold passes or
+// the watch is stopped. The client tells of a deleted node and of an
+// expired session through the node's watch, but not of a connection that
+// is down, so guard also polls the connection's state.
+func (l *Lock) guard(dog *watchdog, node string, session int64, gen uint64, maxHold time.Duration) {
+	defer close(dog.done)
+	defer l.unguard(dog, gen)
+	lost := func(format string, args ...any) {
+		dog.cancel(fmt.Errorf("%w: "+format, append([]any{redislock.ErrLockLost}, args...)...))
+	}
+	var holdLimit <-chan time.Time
+	if maxHold > 0 {
+		t := time.NewTimer(maxHold)
+		defer t.Stop()
+		holdLimit = t.C
+	}
+	grace, every := l.graceAndPoll()
+	poll := time.NewTicker(every)
+	defer poll.Stop()
+	var (
+		events  <-chan zk.Event
+		offline time.Time // when the connection was first seen without its session
+	)
+	for {
+		if events == nil {
+			ch, err := call(dog.ctx, func() (<-chan zk.Event, error) {
+				exists, _, ch, err := l.conn.ExistsW(node)
+				if err == nil && !exists {
+					ch = nil
+				}
+				return ch, err
+			}, nil)
+			switch {
+			case dog.ctx.Err() != nil:
+				return
+			case err == nil && ch == nil:
+				lost("node %s is gone", node)
+				return
+			case err == nil:
+				events = ch
+			}
+			// On an error the connection is down: the poll below decides,
+			// and the watch is set again on the next tick.
+		}
+		select {
+		case <-dog.ctx.Done():
+			return
+		case <-holdLimit:
+			dog.cancel(redislock.ErrMaxHold)
+			return
+		case ev := <-events:
+			events = nil
+			switch {
+			case ev.Type == zk.EventNodeDeleted:
+				lost("node %s was deleted", node)
+				return
+			case ev.Type == zk.EventNotWatching && errors.Is(ev.Err, zk.ErrSessionExpired):
+				lost("session expired")
+				return
+			case ev.Type == zk.EventNotWatching:
+				lost("the connection was closed: %v", ev.Err)
+				return
+			}
+			// Data or children changed: watch again.
+		case <-poll.C:
+			if id := l.conn.SessionID(); id != session {
+				lost("session %#x expired (now %#x)", session, id)
+				return
+			}
+			if l.conn.State() == zk.StateHasSession {
+				offline = time.Time{}
+				continue
+			}
+			if offline.IsZero() {
+				offline = time.Now()
+			}
+			if d := time.Since(offline); d >= grace {
+				lost("connection without its session for %v", d.Round(time.Millisecond))
+				return
+			}
+		}
+	}
+}
+
+// unguard hands a watch that ended by itself back to the expiry timer;
+// after Release (which cleared l.dog first) it does nothing.
+func (l *Lock) unguard(dog *watchdog, gen uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dog != dog {
+		return
+	}
+	l.dog = nil
+	if l.gen == gen && l.node != "" {
+		l.armTimer()
+	}
+}
