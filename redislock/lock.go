@@ -26,6 +26,7 @@ type RedisLock struct {
 	acks        int // WithReplicaAcks
 	acksTimeout time.Duration
 	setGet      *setGetSupport
+	guarded     bool // the store may outlive a call's context: see within
 
 	// Arguments built once, so that a lock cycle does not allocate them.
 	tokenArg    any      // the token, boxed for SET
@@ -85,6 +86,7 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 	if rl.setGet == nil {
 		rl.setGet = new(setGetSupport)
 	}
+	rl.guarded = !honoursDeadlines(store)
 	if o.fencing {
 		rl.fenceKeys = []string{key, companionKey(key, "zerolock.fence")}
 	}
@@ -122,8 +124,9 @@ func (rl *RedisLock) Acquire() (bool, error) {
 //
 // It returns ErrInvalidExpiry for a negative or empty expiry, and a wrapped
 // store error when Redis cannot answer; errors.Is(err, ctx.Err()) holds when
-// the context ended. After an error the lock may or may not be held; a later
-// AcquireCtx or ReleaseCtx on the same instance settles it.
+// the context ended. It returns when ctx ends even if the client would wait
+// longer (see docs/DEPLOYMENT.md). After an error the lock may or may not be
+// held; a later AcquireCtx or ReleaseCtx on the same instance settles it.
 func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
 	px, err := rl.px()
 	if err != nil {
@@ -147,31 +150,46 @@ func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
 func (rl *RedisLock) try(ctx context.Context, px time.Duration, script bool) (bool, time.Duration, error) {
 	sent := time.Now()
 	reentrant, seen := rl.state.beginAcquire()
-	var (
-		ok        bool
-		holderTTL time.Duration
-		err       error
-	)
-	switch {
-	case rl.acks > 0:
-		ok, err = rl.acquireReplicated(ctx, px)
-	case script || reentrant || rl.fencing || rl.setGet.refused.Load():
-		ok, holderTTL, err = rl.acquireScript(ctx, px)
-	default:
-		var mine, refused bool
-		ok, mine, refused, err = rl.setNXGet(ctx, px)
-		if mine || refused {
-			// Our own token: a retried send or an overlapping acquire on
-			// this instance set it. The script refreshes its expiry, as a
-			// re-entrant acquire does.
-			ok, holderTTL, err = rl.acquireScript(ctx, px)
-		}
+	r, err := within(ctx, rl.guarded, func() attempt {
+		return rl.attempt(ctx, px, script || reentrant)
+	})
+	if err == nil {
+		err = r.err
 	}
+	ok := r.ok && err == nil
 	rl.state.endAcquire(seen, ok || err != nil)
 	if ok {
 		rl.noteAcquired(sent)
 	}
-	return ok, holderTTL, err
+	return ok, r.holderTTL, err
+}
+
+// attempt is what one acquire attempt learned.
+type attempt struct {
+	ok        bool
+	holderTTL time.Duration
+	err       error
+}
+
+// attempt sends one acquire by the path the lock's state allows.
+func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script bool) attempt {
+	var r attempt
+	switch {
+	case rl.acks > 0:
+		r.ok, r.err = rl.acquireReplicated(ctx, px)
+	case script || rl.fencing || rl.setGet.refused.Load():
+		r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px)
+	default:
+		var mine, refused bool
+		r.ok, mine, refused, r.err = rl.setNXGet(ctx, px)
+		if mine || refused {
+			// Our own token: a retried send or an overlapping acquire on
+			// this instance set it. The script refreshes its expiry, as a
+			// re-entrant acquire does.
+			r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px)
+		}
+	}
+	return r
 }
 
 // acquireScript runs the re-entrant acquire (minting a fencing token when
@@ -260,10 +278,14 @@ func (rl *RedisLock) Release() (bool, error) {
 // ReleaseCtx deletes the lock's key if, and only if, it still holds this
 // instance's token, stops its watchdog, and wakes the waiters of other
 // instances. It reports false, with a nil error, when the lock was not held
-// (never taken, expired, or taken by another holder since).
+// (never taken, expired, or taken by another holder since), and also when
+// the client library resent a release whose first reply was lost (go-redis
+// does after a reset connection): true or false, the lock is not this
+// instance's afterwards.
 //
 // It returns a wrapped store error when Redis cannot answer;
-// errors.Is(err, ctx.Err()) holds when the context ended. Callers that
+// errors.Is(err, ctx.Err()) holds when the context ended, and it returns when
+// ctx ends even if the client would wait longer. Callers that
 // release on the way out of a request should pass a context that is not
 // already cancelled, such as context.WithoutCancel(ctx).
 func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
@@ -274,7 +296,13 @@ func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
 		return false, rl.wrap(ctx, "release", err)
 	}
 	seen := rl.state.beginRelease()
-	reply, err := releaseScript.run(ctx, rl.store, rl.keys, rl.releaseArgs...).Result()
+	cmd, err := within(ctx, rl.guarded, func() *redis.Cmd {
+		return releaseScript.run(ctx, rl.store, rl.keys, rl.releaseArgs...)
+	})
+	var reply any
+	if err == nil {
+		reply, err = cmd.Result()
+	}
 	if err != nil {
 		return false, rl.wrap(ctx, "release", err)
 	}
@@ -295,7 +323,13 @@ func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
 // key exists without an expiry, and a wrapped store error when Redis cannot
 // answer.
 func (rl *RedisLock) TTL(ctx context.Context) (time.Duration, error) {
-	ttl, err := rl.store.PTTL(ctx, rl.key).Result()
+	cmd, err := within(ctx, rl.guarded, func() *redis.DurationCmd {
+		return rl.store.PTTL(ctx, rl.key)
+	})
+	var ttl time.Duration
+	if err == nil {
+		ttl, err = cmd.Result()
+	}
 	switch {
 	case err != nil:
 		return 0, rl.wrap(ctx, "ttl", err)

@@ -48,7 +48,9 @@ func NewRedLock(stores []Store, key string, opts ...Option) *RedLock {
 		rl.nodeTimeout = DefaultNodeTimeout
 	}
 	for _, s := range stores {
-		rl.nodes = append(rl.nodes, newLock(s, key, token, o))
+		n := newLock(s, key, token, o)
+		n.guarded = false // each bounds every node call by itself
+		rl.nodes = append(rl.nodes, n)
 	}
 	rl.SetExpiry(o.expiry)
 	return rl
