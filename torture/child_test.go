@@ -36,22 +36,40 @@ func runChild(role string) int {
 // exclusionChild runs goroutines that each take the lock, read the shared
 // counter, sleep 0-1 ms, write it back plus one, and release, until the
 // deadline or the target count. It prints its acquisitions and any overlap
-// of hold intervals it saw on its own monotonic clock.
+// of hold intervals it saw on its own monotonic clock. With CALL_TIMEOUT,
+// each acquire and release gets a context with that timeout, and it also
+// prints the longest time a call took past its deadline.
 func exclusionChild(client *redis.Client) int {
 	goroutines, _ := strconv.Atoi(os.Getenv("GOROUTINES"))
 	target, _ := strconv.ParseInt(os.Getenv("TARGET"), 10, 64)
 	duration, _ := time.ParseDuration(os.Getenv("DURATION"))
+	callTimeout, _ := time.ParseDuration(os.Getenv("CALL_TIMEOUT"))
 	key, counter := os.Getenv("KEY"), os.Getenv("COUNTER")
-	ctx := context.Background()
 	deadline := time.Now().Add(duration)
 	type interval struct{ from, to time.Duration }
 	var (
 		acquired atomic.Int64
 		errs     atomic.Int64
+		overrun  atomic.Int64 // longest time past a call's deadline
 		mu       sync.Mutex
 		spans    []interval
 		wg       sync.WaitGroup
 	)
+	// bounded runs one lock call under CALL_TIMEOUT, noting any overrun.
+	bounded := func(call func(context.Context) (bool, error)) (bool, error) {
+		if callTimeout == 0 {
+			return call(context.Background())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		start := time.Now()
+		ok, err := call(ctx)
+		late := int64(time.Since(start) - callTimeout)
+		for cur := overrun.Load(); late > cur && !overrun.CompareAndSwap(cur, late); cur = overrun.Load() {
+		}
+		return ok, err
+	}
+	ctx := context.Background()
 	epoch := time.Now()
 	for g := 0; g < goroutines; g++ {
 		wg.Add(1)
@@ -59,7 +77,7 @@ func exclusionChild(client *redis.Client) int {
 			defer wg.Done()
 			lock := redislock.NewWithClient(client, key, redislock.WithExpiry(5*time.Second))
 			for time.Now().Before(deadline) && (target == 0 || acquired.Load() < target) {
-				ok, err := lock.AcquireWaitCtx(ctx, time.Second)
+				ok, err := bounded(func(ctx context.Context) (bool, error) { return lock.AcquireWaitCtx(ctx, time.Second) })
 				if err != nil {
 					errs.Add(1)
 					continue
@@ -76,7 +94,7 @@ func exclusionChild(client *redis.Client) int {
 				mu.Lock()
 				spans = append(spans, interval{from, to})
 				mu.Unlock()
-				if _, err := lock.ReleaseCtx(ctx); err != nil {
+				if _, err := bounded(lock.ReleaseCtx); err != nil {
 					errs.Add(1)
 				}
 			}
@@ -90,7 +108,7 @@ func exclusionChild(client *redis.Client) int {
 			overlaps++
 		}
 	}
-	fmt.Printf("acquired %d overlaps %d errors %d\n", acquired.Load(), overlaps, errs.Load())
+	fmt.Printf("acquired %d overlaps %d errors %d overrun %d\n", acquired.Load(), overlaps, errs.Load(), overrun.Load())
 	return 0
 }
 
