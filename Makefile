@@ -7,7 +7,7 @@ GO ?= go
 # Real-server tests fail, instead of skipping, when a server is missing.
 export ZEROLOCK_REQUIRE_REDIS := 1
 
-.PHONY: test deps vet unit bench torture
+.PHONY: test deps vet unit bench torture race-repeat
 
 test: deps vet
 	$(GO) test -race -timeout 9m ./...
@@ -38,6 +38,11 @@ unit:
 torture: deps
 	ZEROLOCK_TORTURE=1 ZEROLOCK_RELIABILITY_REPORT=$(CURDIR)/docs/RELIABILITY.md \
 		$(GO) test -count=1 -timeout 10m -v ./torture
+
+# race-repeat runs every test three times under the race detector (issue 8,
+# hygiene): about three times make test's test time.
+race-repeat: deps
+	$(GO) test -race -count=3 -timeout 30m ./...
 
 # proto regenerates the committed gRPC code. It needs protoc (Debian's
 # protobuf-compiler) and the two plugins at the versions below.
