@@ -80,7 +80,7 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 	case !ok:
 		res = Result{Outcome: Rejected, RetryAfter: retryAfter(ctx, lock, policy.Expire)}
 	default:
-		res = Result{Outcome: Acquired, Ctx: ctx, Lease: &Lease{lock: lock, key: key, label: label, start: time.Now(), metrics: g.Metrics}}
+		res = Result{Outcome: Acquired, Ctx: ctx, Lease: &Lease{lock: lock, key: key, label: label, start: time.Now(), expire: policy.Expire, metrics: g.Metrics}}
 		if w, ok := lock.(watcher); ok && g.Renew && !policy.Window {
 			res.Ctx = w.Watch(ctx)
 		}
@@ -145,6 +145,7 @@ type Lease struct {
 	key     string
 	label   string
 	start   time.Time
+	expire  time.Duration // the lock's expiry: a release slower than it is moot
 	metrics *Metrics
 }
 
@@ -159,9 +160,13 @@ func (l *Lease) End(ctx context.Context, keep bool) {
 
 // release deletes the lock if it is still ours. It runs on a context that
 // is not cancelled with the request's, which may be over by now: the
-// release must still reach Redis or the lock lingers until it expires.
+// release must still reach Redis or the lock lingers until it expires. It
+// gives up after the lock's expiry (the watchdog stops first, so the key is
+// gone by then anyway), so a hung server cannot hold the request longer.
 func (l *Lease) release(ctx context.Context) {
-	if _, err := l.lock.ReleaseCtx(context.WithoutCancel(ctx)); err != nil {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.expire)
+	defer cancel()
+	if _, err := l.lock.ReleaseCtx(rctx); err != nil {
 		logx.WithContext(ctx).Errorf("zerolock: release lock of %s (key …%s): %v",
 			l.label, keyspec.Digest(l.key), err)
 	}
