@@ -6,8 +6,16 @@ import "strings"
 // Markets with different prefixes share a server without meeting.
 type Keys string
 
-// DefaultKeys is the prefix of the command's market: "market".
+// DefaultKeys is the prefix of the command's market, "market", and of
+// every market and workload whose Keys are empty.
 const DefaultKeys Keys = "market"
+
+func (k Keys) orDefault() Keys {
+	if k == "" {
+		return DefaultKeys
+	}
+	return k
+}
 
 // FundsField is the field of a user's hash that holds its funds, in cents.
 const FundsField = "funds"

@@ -26,10 +26,12 @@ type Optimistic struct {
 	beforeExec func()
 }
 
-// NewOptimistic returns the optimistic market under keys in client. It
+// NewOptimistic returns the optimistic market under keys (DefaultKeys when
+// empty) in client. It
 // honours WithGranularity and WithMaxRetries.
 func NewOptimistic(client redis.UniversalClient, keys Keys, opts ...Option) *Optimistic {
 	o := applyOptions(opts)
+	keys = keys.orDefault()
 	return &Optimistic{client: client, keys: keys, grain: o.grain, maxRetries: o.maxRetries}
 }
 

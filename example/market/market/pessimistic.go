@@ -31,11 +31,13 @@ type Pessimistic struct {
 	locksLost atomic.Int64
 }
 
-// NewPessimistic returns the pessimistic market under keys in client, its
+// NewPessimistic returns the pessimistic market under keys (DefaultKeys
+// when empty) in client, its
 // locks in the same server. It honours WithGranularity, WithLockWait and
 // WithLockExpiry.
 func NewPessimistic(client redis.UniversalClient, keys Keys, opts ...Option) *Pessimistic {
 	o := applyOptions(opts)
+	keys = keys.orDefault()
 	return &Pessimistic{client: client, keys: keys, grain: o.grain, wait: o.lockWait, expiry: o.lockExpiry}
 }
 

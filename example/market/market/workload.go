@@ -66,9 +66,7 @@ func (r *Result) TradesPerSecond() float64 {
 }
 
 func (w Workload) withDefaults() Workload {
-	if w.Keys == "" {
-		w.Keys = DefaultKeys
-	}
+	w.Keys = w.Keys.orDefault()
 	if w.StartFunds == 0 {
 		w.StartFunds = 1_000_000
 	}
