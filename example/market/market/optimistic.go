@@ -27,8 +27,7 @@ type Optimistic struct {
 }
 
 // NewOptimistic returns the optimistic market under keys (DefaultKeys when
-// empty) in client. It
-// honours WithGranularity and WithMaxRetries.
+// empty) in client. It honours WithGranularity and WithMaxRetries.
 func NewOptimistic(client redis.UniversalClient, keys Keys, opts ...Option) *Optimistic {
 	o := applyOptions(opts)
 	keys = keys.orDefault()

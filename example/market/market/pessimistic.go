@@ -32,9 +32,8 @@ type Pessimistic struct {
 }
 
 // NewPessimistic returns the pessimistic market under keys (DefaultKeys
-// when empty) in client, its
-// locks in the same server. It honours WithGranularity, WithLockWait and
-// WithLockExpiry.
+// when empty) in client, its locks in the same server. It honours
+// WithGranularity, WithLockWait and WithLockExpiry.
 func NewPessimistic(client redis.UniversalClient, keys Keys, opts ...Option) *Pessimistic {
 	o := applyOptions(opts)
 	keys = keys.orDefault()
