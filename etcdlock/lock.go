@@ -253,8 +253,10 @@ func (l *Lock) ReleaseCtx(ctx context.Context) (bool, error) {
 }
 
 // TTL reports how long the lease of the lock's current holder, whoever it
-// is, has left to live as etcd sees it, in whole seconds rounded down as
-// etcd reports them, and 0 when nobody holds the lock. It returns
+// is, has left to live as etcd sees it, and 0 when nobody holds the lock.
+// etcd reports whole seconds rounded down, so TTL rounds up (the lease
+// ends within that time, never after it), and a holder always has at
+// least a second; it is never more than the lease's TTL. It returns
 // ErrNoLease when the holder's key has no lease, and a wrapped etcd error
 // when etcd cannot answer.
 func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
@@ -273,7 +275,10 @@ func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, l.wrap(ctx, "ttl", err)
 	}
-	return time.Duration(max(ttl.TTL, 0)) * time.Second, nil
+	if ttl.TTL < 0 { // expired since the read: nobody holds it now
+		return 0, nil
+	}
+	return time.Duration(min(ttl.TTL+1, max(ttl.GrantedTTL, 1))) * time.Second, nil
 }
 
 // wrap names the operation and key, and makes errors.Is(err, ctx.Err())
