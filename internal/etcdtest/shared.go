@@ -56,24 +56,17 @@ func stopShared() {
 	}
 }
 
-// LeakOptions are redistest.LeakOptions, for the go-zero servers the tests
-// run, plus the one goroutine of the etcd client that outlives Close: gRPC's
-// callback serializer, which ends on its own once the closed connection's
-// last callback has run, after goleak may already be looking.
-func LeakOptions() []goleak.Option {
-	return append(redistest.LeakOptions(),
-		goleak.IgnoreTopFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
-	)
-}
-
-// Main runs a package's tests, stops the shared server, checks for leaked
-// goroutines (with LeakOptions) after a passing run, and exits.
+// Main runs a package's tests with go-zero's and go-redis's logs off
+// (redistest.Quiet), stops the shared server, checks for leaked goroutines
+// after a passing run, and exits. The leak check ignores what
+// redistest.LeakOptions ignores, for the go-zero servers tests run; the
+// etcd client needs nothing more, as its goroutines end with Close.
 func Main(m *testing.M) {
 	redistest.Quiet()
 	code := m.Run()
 	stopShared()
 	if code == 0 {
-		if err := goleak.Find(LeakOptions()...); err != nil {
+		if err := goleak.Find(redistest.LeakOptions()...); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
 		}
