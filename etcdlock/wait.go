@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
@@ -23,10 +24,14 @@ func (l *Lock) AcquireWait(wait time.Duration) (bool, error) {
 // Lock: each writes its key under the lock's prefix on its own lease, kept
 // alive while it waits, and watches only the key created just before its
 // own, so a release wakes one waiter and waiters get the lock first come,
-// first served. A waiter that gives up revokes its lease, which removes its
-// key from the queue. Once it holds the lock, the lease is refreshed once
-// and no longer kept alive: the lock expires its TTL after the acquire
-// unless it is released first or Watch keeps it.
+// first served. A waiter that gives up deletes its key and revokes its
+// lease, so it never blocks those behind it; when etcd does not answer, it
+// still returns, within about two TTLs, and its key goes with the lease
+// nobody keeps alive any more.
+//
+// Once it holds the lock, the lease is refreshed once and no longer kept
+// alive: the lock expires its TTL after the acquire unless it is released
+// first or Watch keeps it.
 func (l *Lock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
 	ttl, err := leaseTTL(l.expiry)
 	if err != nil {
@@ -47,7 +52,9 @@ func (l *Lock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, er
 		waitCtx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
-	s, err := concurrency.NewSession(l.client, concurrency.WithTTL(ttl), concurrency.WithContext(waitCtx))
+	view, stop := cleanupBounded(l.client, ctx, waitCtx, time.Duration(ttl)*time.Second)
+	defer stop()
+	s, err := concurrency.NewSession(view, concurrency.WithTTL(ttl), concurrency.WithContext(waitCtx))
 	if err != nil {
 		return l.gaveUp(ctx, waitCtx, err)
 	}
@@ -76,4 +83,22 @@ func (l *Lock) gaveUp(ctx, waitCtx context.Context, err error) (bool, error) {
 		return false, nil
 	}
 	return false, l.wrap(ctx, "acquire", err)
+}
+
+// cleanupBounded returns a view of client, for the Mutex, whose Ctx ends
+// grace after waitCtx does. A Mutex whose Lock gives up deletes its queue
+// key on the client's Ctx, which on a real client lasts until Close: while
+// etcd hangs, a waiter that gave up would hang with it. With the view it
+// returns, and the lease it no longer keeps alive takes its key away
+// within the TTL. stop releases what the view holds.
+func cleanupBounded(client *clientv3.Client, ctx, waitCtx context.Context, grace time.Duration) (view *clientv3.Client, stop func()) {
+	cleanup, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unregister := context.AfterFunc(waitCtx, func() { time.AfterFunc(grace, cancel) })
+	view = clientv3.NewCtxClient(cleanup)
+	view.Cluster, view.KV, view.Lease = client.Cluster, client.KV, client.Lease
+	view.Watcher, view.Auth, view.Maintenance = client.Watcher, client.Auth, client.Maintenance
+	return view, func() {
+		unregister()
+		cancel()
+	}
 }

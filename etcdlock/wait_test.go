@@ -112,3 +112,43 @@ func TestAcquireWaitTakesAFreeLock(t *testing.T) {
 		t.Fatalf("Release: %v, %v; want true, nil", ok, err)
 	}
 }
+
+// TestWaiterGivesUpWhileEtcdHangs: a waiter whose wait limit passes while
+// etcd hangs returns, instead of hanging on the queue key's clean-up until
+// etcd answers again, and its key is gone once etcd is back.
+func TestWaiterGivesUpWhileEtcdHangs(t *testing.T) {
+	srv := etcdtest.Shared(t)
+	admin := srv.Client(t)
+	key := testKey(t)
+	holder := etcdlock.New(admin, key, etcdlock.WithExpiry(30*time.Second))
+	mustAcquire(t, holder)
+	waiter := etcdlock.New(srv.Client(t), key, etcdlock.WithExpiry(time.Second))
+	done := make(chan error, 1)
+	go func() {
+		ok, err := waiter.AcquireWaitCtx(testCtx(t), 1500*time.Millisecond)
+		if ok {
+			err = errors.Join(err, errors.New("the waiter got a held lock"))
+		}
+		done <- err
+	}()
+	waitQueued(t, admin, holder, 2)
+	srv.Pause()
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			srv.Resume()
+		}
+	})
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("waiter giving up while etcd hangs: %v, want false, nil", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the waiter did not return while etcd hangs")
+	}
+	srv.Resume()
+	resumed = true
+	waitQueued(t, admin, holder, 1) // revoked, or expired: its lease is no longer kept alive
+	mustRelease(t, holder)
+}
