@@ -1,0 +1,229 @@
+package etcdtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+const startTimeout = 20 * time.Second
+
+// A Server is an etcd process serving clients on 127.0.0.1, a cluster of
+// one member.
+type Server struct {
+	path       string
+	dir        string // data dir and log
+	name       string // the member's name, random: tells our etcd from another process on the port
+	clientPort int
+	peerPort   int
+
+	mu   sync.Mutex
+	proc *os.Process
+	done chan struct{} // closed when proc has exited
+}
+
+// Launch starts an etcd from the binary at path, with its data in dir, on
+// free loopback ports, and waits until it serves reads and writes. The
+// caller stops it with Kill. It tries other ports if the chosen ones were
+// taken meanwhile.
+//
+// The member runs with a 50 ms heartbeat and a 500 ms election timeout, so
+// that etcd's minimum lease TTL (one and a half election timeouts, rounded
+// up to whole seconds: 2 s with the default flags) is 1 s, the lease a
+// one-second lock asks for.
+func Launch(path, dir string) (*Server, error) {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		s := &Server{path: path, dir: dir, name: "zerolock-" + randomHex()}
+		if s.clientPort, err = pickPort(); err != nil {
+			return nil, err
+		}
+		if s.peerPort, err = pickPort(); err != nil {
+			return nil, err
+		}
+		if err = s.start(); err == nil {
+			return s, nil
+		}
+	}
+	return nil, err
+}
+
+// Endpoint returns the client URL of the server.
+func (s *Server) Endpoint() string {
+	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(s.clientPort))
+}
+
+// NewClient returns a client of the server with its logging off, for code
+// outside tests (a test uses Client); the caller closes it.
+func (s *Server) NewClient() (*clientv3.Client, error) {
+	return clientv3.New(clientv3.Config{
+		Endpoints:   []string{s.Endpoint()},
+		DialTimeout: 2 * time.Second,
+		Logger:      zap.NewNop(),
+	})
+}
+
+// Client returns a client of the server, closed when the test ends.
+func (s *Server) Client(tb testing.TB) *clientv3.Client {
+	tb.Helper()
+	c, err := s.NewClient()
+	if err != nil {
+		tb.Fatalf("etcdtest: client: %v", err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Kill stops the server with SIGKILL, as a crash would, and waits for it to
+// exit. Killing a stopped server does nothing.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return
+	}
+	_ = s.proc.Signal(syscall.SIGCONT) // a paused process dies only once resumed
+	_ = s.proc.Kill()
+	<-s.done
+	s.proc = nil
+}
+
+// Pause stops the server process with SIGSTOP, as a hung host would: its
+// connections stay open and nothing answers. Resume undoes it.
+func (s *Server) Pause() {
+	s.signal(syscall.SIGSTOP)
+}
+
+// Resume continues a paused server with SIGCONT.
+func (s *Server) Resume() {
+	s.signal(syscall.SIGCONT)
+}
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc != nil {
+		_ = s.proc.Signal(sig)
+	}
+}
+
+func (s *Server) start() error {
+	clientURL := s.Endpoint()
+	peerURL := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(s.peerPort))
+	data := filepath.Join(s.dir, s.name)
+	logFile, err := os.Create(filepath.Join(s.dir, s.name+".log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close() // the child holds its own descriptor
+	cmd := exec.Command(s.path,
+		"--name", s.name,
+		"--data-dir", data,
+		"--listen-client-urls", clientURL,
+		"--advertise-client-urls", clientURL,
+		"--listen-peer-urls", peerURL,
+		"--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", s.name+"="+peerURL,
+		"--initial-cluster-state", "new",
+		"--heartbeat-interval", "50",
+		"--election-timeout", "500",
+		"--logger", "zap",
+		"--log-outputs", "stderr",
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// The server dies with the test binary even when the binary is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	if err := s.waitReady(done); err != nil {
+		_ = cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("%w; log: %s", err, s.logTail())
+	}
+	s.mu.Lock()
+	s.proc, s.done = cmd.Process, done
+	s.mu.Unlock()
+	return nil
+}
+
+// waitReady polls until the server answers as the member we started and
+// has committed a write, the process exits, or time runs out. Checking the
+// member's name keeps a test from talking to another process that took the
+// port between pickPort and etcd's bind.
+func (s *Server) waitReady(exited <-chan struct{}) error {
+	c, err := s.NewClient()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("etcd on %s exited at start (port taken?)", s.Endpoint())
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		members, err := c.MemberList(ctx)
+		if err == nil {
+			_, err = c.Put(ctx, "zerolock/etcdtest/ready", s.name)
+		}
+		cancel()
+		if err == nil {
+			if len(members.Members) != 1 || members.Members[0].Name != s.name {
+				return fmt.Errorf("port of %s answered by another etcd than %s", s.Endpoint(), s.name)
+			}
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return errors.New("etcd on " + s.Endpoint() + " was not ready in time")
+}
+
+// logTail returns the end of the server's log, for start errors.
+func (s *Server) logTail() string {
+	b, err := os.ReadFile(filepath.Join(s.dir, s.name+".log"))
+	if err != nil {
+		return "(no log)"
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// pickPort asks the kernel for a free loopback port.
+func pickPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomHex() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
