@@ -7,7 +7,7 @@ GO ?= go
 # Real-server tests fail, instead of skipping, when a server is missing.
 export ZEROLOCK_REQUIRE_REDIS := 1
 
-.PHONY: test deps vet unit bench torture race-repeat
+.PHONY: test deps vet unit bench bench-backends torture race-repeat
 
 test: deps vet
 	$(GO) test -race -timeout 9m ./...
@@ -25,6 +25,11 @@ vet:
 # writes docs/BENCHMARKS.md and docs/benchmarks.svg (see bench/doc.go).
 bench: deps
 	cd bench && $(GO) run . -out ../docs
+
+# bench-backends measures the lock on Redis, Redlock, etcd and ZooKeeper
+# (servers it starts on loopback ports) and writes docs/BACKENDS.md.
+bench-backends: deps
+	cd bench && $(GO) run . -backends -out ../docs
 
 # unit runs the tests without installing anything: real-server tests are
 # skipped when redis-server is missing.

@@ -20,10 +20,17 @@ func main() {
 	addr := flag.String("addr", "", "a redis-server to use (default: start one on a loopback port)")
 	rounds := flag.Int("rounds", 7, "interleaved rounds per scenario")
 	duration := flag.Duration("duration", time.Second, "length of one contender's run in a round")
-	out := flag.String("out", "", "a directory to write BENCHMARKS.md and benchmarks.svg to")
+	out := flag.String("out", "", "a directory to write BENCHMARKS.md and benchmarks.svg (or BACKENDS.md) to")
+	backends := flag.Bool("backends", false, "compare the lock backends (Redis, Redlock, etcd, ZooKeeper) instead, writing BACKENDS.md")
 	flag.Parse()
 	logx.Disable()
-	if err := run(*addr, *rounds, *duration, *out); err != nil {
+	var err error
+	if *backends {
+		err = runBackends(3, 200, 30, *out)
+	} else {
+		err = run(*addr, *rounds, *duration, *out)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}

@@ -75,6 +75,24 @@ func (s *Server) Addr() string {
 	return s.addr
 }
 
+// Launch starts a server outside a test (the bench does), in a fresh temp
+// dir; Kill stops it and removes its files.
+func Launch() (*Server, error) {
+	java, err := exec.LookPath(javaName)
+	if err == nil {
+		_, err = os.Stat(serverJar)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ZooKeeper cannot run (apt-get install zookeeper): %w", err)
+	}
+	return launch(java)
+}
+
+// Kill stops a server from Launch with SIGKILL and removes its files.
+func (s *Server) Kill() {
+	s.kill()
+}
+
 // launch starts a server in a fresh temp dir, trying another port if the
 // chosen one was taken meanwhile.
 func launch(java string) (*Server, error) {
