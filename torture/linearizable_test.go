@@ -13,6 +13,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/zerolock/zerolock/internal/redistest"
 	"github.com/zerolock/zerolock/redislock"
@@ -109,8 +110,8 @@ func mutexStep(holder int, in lockInput, out lockOutput) []any {
 }
 
 // TestLinearizable records acquire, re-entrant acquire and release calls
-// by 20 clients on 3 keys, each client with its own go-redis client (default
-// retries) behind a proxy that delays traffic by 0-3 ms and cuts every
+// by 20 clients on 3 keys, half with a go-redis client each and half on
+// go-zero's store (both with go-redis's default retries), behind a proxy that delays traffic by 0-3 ms and cuts every
 // connection with a TCP reset at random intervals, and checks the history
 // against mutexModel with porcupine. A call that failed is recorded with an
 // unknown outcome lasting to the end of the history. The expiry (1 min)
@@ -119,6 +120,9 @@ func TestLinearizable(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.StartProxy(t, srv.Addr())
 	const clients, keys = 20, 3
+	gozero := redislock.GoZeroStore(zredis.MustNewRedis(zredis.RedisConf{
+		Host: proxy.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true,
+	}))
 	duration := 3 * time.Second
 	if long() {
 		duration = 30 * time.Second
@@ -150,11 +154,17 @@ func TestLinearizable(t *testing.T) {
 		proxy.SetLatency(0)
 	}()
 	for c := 0; c < clients; c++ {
-		rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), PoolSize: 2})
-		t.Cleanup(func() { _ = rdb.Close() })
+		// Even clients have a go-redis client of their own; odd ones share
+		// go-zero's store (go-zero keeps one client per address).
+		var store redislock.Store = gozero
+		if c%2 == 0 {
+			rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), PoolSize: 2})
+			t.Cleanup(func() { _ = rdb.Close() })
+			store = rdb
+		}
 		locks := make([]*redislock.RedisLock, keys)
 		for k := range locks {
-			locks[k] = redislock.NewWithClient(rdb, fmt.Sprintf("torture:linear:%d", k), redislock.WithExpiry(time.Minute))
+			locks[k] = redislock.New(store, fmt.Sprintf("torture:linear:%d", k), redislock.WithExpiry(time.Minute))
 		}
 		wg.Add(1)
 		go func() {
@@ -216,6 +226,6 @@ func TestLinearizable(t *testing.T) {
 	if acquired == 0 || resets.Load() == 0 {
 		t.Errorf("the run proves nothing: %d acquisitions, %d resets", acquired, resets.Load())
 	}
-	record(t, fmt.Sprintf("%d clients x %d keys, %s, proxy latency 0-3 ms and TCP resets every 50-250 ms, go-redis default retries", clients, keys, duration),
+	record(t, fmt.Sprintf("%d clients x %d keys, %s, proxy latency 0-3 ms and TCP resets every 50-250 ms, go-redis and go-zero stores with default retries", clients, keys, duration),
 		fmt.Sprintf("%d operations (%d successful acquires), %d resets, %d unknown outcomes; porcupine: %s", len(history), acquired, resets.Load(), unknown, res))
 }
