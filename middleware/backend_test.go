@@ -12,6 +12,7 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 
 	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/resttest"
 	"github.com/zerolock/zerolock/middleware"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -22,32 +23,34 @@ import (
 // wins; that is Redlock's nature, not what this checks.)
 func duplicatesRefused(t *testing.T, m *middleware.LockMiddleware) {
 	t.Helper()
-	g := newGate()
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) },
-		[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: g.handler}}, rest.WithJwt(jwtSecret))
-	auth := "Bearer " + token(t, 7)
-	first := make(chan result, 1)
-	go func() { first <- do(t, http.MethodPost, base+"/orders", `{"orderId":"B-1"}`, "Authorization", auth) }()
-	<-g.inside
+	g := resttest.NewGate()
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) },
+		[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: g.Handle}}, rest.WithJwt(jwtSecret))
+	auth := "Bearer " + resttest.Token(t, jwtSecret, 7)
+	first := make(chan resttest.Result, 1)
+	go func() {
+		first <- resttest.Do(t, http.MethodPost, base+"/orders", `{"orderId":"B-1"}`, "Authorization", auth)
+	}()
+	<-g.Inside
 	const n = 9
-	results := make(chan result, n)
+	results := make(chan resttest.Result, n)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results <- do(t, http.MethodPost, base+"/orders", `{"orderId":"B-1"}`, "Authorization", auth)
+			results <- resttest.Do(t, http.MethodPost, base+"/orders", `{"orderId":"B-1"}`, "Authorization", auth)
 		}()
 	}
 	wg.Wait()
 	for i := 0; i < n; i++ {
-		if r := <-results; r.status != http.StatusConflict {
-			t.Fatalf("duplicate: %d %s, want 409", r.status, r.body)
+		if r := <-results; r.Status != http.StatusConflict {
+			t.Fatalf("duplicate: %d %s, want 409", r.Status, r.Body)
 		}
 	}
-	close(g.release)
-	if r := <-first; r.status != http.StatusOK {
-		t.Fatalf("admitted request: %d", r.status)
+	close(g.Release)
+	if r := <-first; r.Status != http.StatusOK {
+		t.Fatalf("admitted request: %d", r.Status)
 	}
 }
 
@@ -57,13 +60,13 @@ func TestRedlockBackend(t *testing.T) {
 		c := redistest.Start(t).Client(t)
 		stores = append(stores, c)
 	}
-	m, err := middleware.NewLockMiddlewareWithBackend(ordersConf(middleware.ModeInflight, 0), redislock.RedLockBackend(stores, redislock.WithNodeTimeout(time.Second)))
+	m, err := middleware.NewLockMiddlewareWithBackend(resttest.OrdersConf(middleware.ModeInflight, 0, "claim:userId", "json:orderId"), redislock.RedLockBackend(stores, redislock.WithNodeTimeout(time.Second)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	duplicatesRefused(t, m)
 
-	c := ordersConf(middleware.ModeInflight, 0)
+	c := resttest.OrdersConf(middleware.ModeInflight, 0, "claim:userId", "json:orderId")
 	c.Renew = true
 	if _, err := middleware.NewLockMiddlewareWithBackend(c, redislock.RedLockBackend(stores)); !errors.Is(err, middleware.ErrBadConfig) {
 		t.Fatalf("Renew on Redlock: %v, want ErrBadConfig (its locks cannot renew)", err)
@@ -75,7 +78,7 @@ func TestGoZeroClusterStore(t *testing.T) {
 	store := zredis.MustNewRedis(zredis.RedisConf{
 		Host: strings.Join(cluster.Addrs(), ","), Type: zredis.ClusterType, NonBlock: true, DisableIdentity: true,
 	})
-	c := ordersConf(middleware.ModeInflight, 0)
+	c := resttest.OrdersConf(middleware.ModeInflight, 0, "claim:userId", "json:orderId")
 	c.Renew, c.Fence = true, true
 	duplicatesRefused(t, mustMiddleware(t, c, store))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 
 	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/resttest"
 	"github.com/zerolock/zerolock/middleware"
 )
 
@@ -56,7 +57,7 @@ func TestMetrics(t *testing.T) {
 	m := mustMiddleware(t, middleware.LockConf{Mode: middleware.ModeWindow, Rules: []middleware.LockRule{{
 		Method: http.MethodPost, Path: "/metrics-test/:id", Keys: []string{"path:id", "header:X-User"},
 	}}}, newStore(srv))
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{{
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{{
 		Method: http.MethodPost, Path: "/metrics-test/:id", Handler: func(w http.ResponseWriter, r *http.Request) {},
 	}})
 	const route = "POST /metrics-test/:id"
@@ -66,9 +67,9 @@ func TestMetrics(t *testing.T) {
 	}
 	holds := histogramCount(t, route)
 
-	do(t, http.MethodPost, base+"/metrics-test/1", "", "X-User", "u")
-	do(t, http.MethodPost, base+"/metrics-test/1", "", "X-User", "u")
-	do(t, http.MethodPost, base+"/metrics-test/1", "")
+	resttest.Do(t, http.MethodPost, base+"/metrics-test/1", "", "X-User", "u")
+	resttest.Do(t, http.MethodPost, base+"/metrics-test/1", "", "X-User", "u")
+	resttest.Do(t, http.MethodPost, base+"/metrics-test/1", "")
 
 	for outcome, want := range map[string]float64{"acquired": 1, "rejected": 1, "bad_request": 1} {
 		if got := counter(t, route, outcome) - before[outcome]; got != want {

@@ -17,124 +17,84 @@ import (
 	"github.com/zeromicro/go-zero/rest/httpx"
 
 	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/resttest"
 	"github.com/zerolock/zerolock/middleware"
 )
 
-// orderReq is what the order handler parses: it must see the body the
-// middleware read, unchanged.
-type orderReq struct {
-	OrderID string `json:"orderId"`
-	Note    string `json:"note,optional"`
-}
-
-// gate is a handler that counts entries and holds each until released.
-type gate struct {
-	entered atomic.Int32
-	inside  chan struct{}
-	release chan struct{}
-	status  int
-}
-
-func newGate() *gate {
-	return &gate{inside: make(chan struct{}, 100), release: make(chan struct{}), status: http.StatusOK}
-}
-
-func (g *gate) handler(w http.ResponseWriter, r *http.Request) {
-	var req orderReq
-	if err := httpx.Parse(r, &req); err != nil {
-		httpx.ErrorCtx(r.Context(), w, err)
-		return
-	}
-	g.entered.Add(1)
-	g.inside <- struct{}{}
-	<-g.release
-	httpx.WriteJsonCtx(r.Context(), w, g.status, map[string]string{"orderId": req.OrderID})
-}
-
-func ordersConf(mode string, expire time.Duration) middleware.LockConf {
-	return middleware.LockConf{
-		Expire: expire,
-		Mode:   mode,
-		Rules: []middleware.LockRule{{
-			Method: http.MethodPost, Path: "/orders", Keys: []string{"claim:userId", "json:orderId"},
-		}},
-	}
-}
-
 func TestConcurrentDuplicatesOneReachesHandler(t *testing.T) {
 	srv := redistest.Start(t)
-	m := mustMiddleware(t, ordersConf(middleware.ModeInflight, 5*time.Second), newStore(srv))
-	g := newGate()
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) },
-		[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: g.handler}},
+	m := mustMiddleware(t, resttest.OrdersConf(middleware.ModeInflight, 5*time.Second, "claim:userId", "json:orderId"), newStore(srv))
+	g := resttest.NewGate()
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) },
+		[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: g.Handle}},
 		rest.WithJwt(jwtSecret))
-	alice, bob := token(t, 1001), token(t, 1002)
+	alice, bob := resttest.Token(t, jwtSecret, 1001), resttest.Token(t, jwtSecret, 1002)
 
 	const n = 20
-	results := make(chan result, n)
+	results := make(chan resttest.Result, n)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results <- do(t, http.MethodPost, base+"/orders", `{"orderId":"A-1"}`, "Authorization", "Bearer "+alice)
+			results <- resttest.Do(t, http.MethodPost, base+"/orders", `{"orderId":"A-1"}`, "Authorization", "Bearer "+alice)
 		}()
 	}
-	<-g.inside // one request holds the lock; all others must be refused meanwhile
+	<-g.Inside // one request holds the lock; all others must be refused meanwhile
 	rejected := 0
 	for rejected < n-1 {
 		r := <-results
-		if r.status != http.StatusConflict {
-			t.Fatalf("duplicate answered %d %s, want 409", r.status, r.body)
+		if r.Status != http.StatusConflict {
+			t.Fatalf("duplicate answered %d %s, want 409", r.Status, r.Body)
 		}
-		if secs, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || secs < 1 || secs > 5 {
-			t.Fatalf("Retry-After = %q, want 1..5 seconds", r.header.Get("Retry-After"))
+		if secs, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || secs < 1 || secs > 5 {
+			t.Fatalf("Retry-After = %q, want 1..5 seconds", r.Header.Get("Retry-After"))
 		}
 		var body struct{ Code, Message string }
-		if err := json.Unmarshal([]byte(r.body), &body); err != nil || body.Code != "duplicate_request" {
-			t.Fatalf("409 body %q is not the JSON refusal", r.body)
+		if err := json.Unmarshal([]byte(r.Body), &body); err != nil || body.Code != "duplicate_request" {
+			t.Fatalf("409 body %q is not the JSON refusal", r.Body)
 		}
 		rejected++
 	}
 
 	// While alice's A-1 is held: bob's A-1 and alice's A-2 are not blocked.
-	others := make(chan result, 2)
+	others := make(chan resttest.Result, 2)
 	go func() {
-		others <- do(t, http.MethodPost, base+"/orders", `{"orderId":"A-1"}`, "Authorization", "Bearer "+bob)
+		others <- resttest.Do(t, http.MethodPost, base+"/orders", `{"orderId":"A-1"}`, "Authorization", "Bearer "+bob)
 	}()
 	go func() {
-		others <- do(t, http.MethodPost, base+"/orders", `{"orderId":"A-2"}`, "Authorization", "Bearer "+alice)
+		others <- resttest.Do(t, http.MethodPost, base+"/orders", `{"orderId":"A-2"}`, "Authorization", "Bearer "+alice)
 	}()
-	<-g.inside
-	<-g.inside
-	close(g.release)
+	<-g.Inside
+	<-g.Inside
+	close(g.Release)
 	wg.Wait()
-	if r := <-results; r.status != http.StatusOK || !strings.Contains(r.body, "A-1") {
-		t.Fatalf("the one admitted request answered %d %s", r.status, r.body)
+	if r := <-results; r.Status != http.StatusOK || !strings.Contains(r.Body, "A-1") {
+		t.Fatalf("the one admitted request answered %d %s", r.Status, r.Body)
 	}
 	for i := 0; i < 2; i++ {
-		if r := <-others; r.status != http.StatusOK {
-			t.Fatalf("another user or order answered %d %s, want 200", r.status, r.body)
+		if r := <-others; r.Status != http.StatusOK {
+			t.Fatalf("another user or order answered %d %s, want 200", r.Status, r.Body)
 		}
 	}
-	if got := g.entered.Load(); got != 3 {
+	if got := g.Entered.Load(); got != 3 {
 		t.Fatalf("%d requests reached the handler, want 3 (one duplicate group, two others)", got)
 	}
 	// Inflight mode: the same request is allowed again once the first ended.
-	go func() { <-g.inside }()
-	if r := do(t, http.MethodPost, base+"/orders", `{"orderId":"A-1"}`, "Authorization", "Bearer "+alice); r.status != http.StatusOK {
-		t.Fatalf("the same request after the first ended: %d, want 200", r.status)
+	go func() { <-g.Inside }()
+	if r := resttest.Do(t, http.MethodPost, base+"/orders", `{"orderId":"A-1"}`, "Authorization", "Bearer "+alice); r.Status != http.StatusOK {
+		t.Fatalf("the same request after the first ended: %d, want 200", r.Status)
 	}
 }
 
 func TestWindowModeRefusesSequentialRepeats(t *testing.T) {
 	srv := redistest.Start(t)
 	const window = 400 * time.Millisecond
-	m := mustMiddleware(t, ordersConf(middleware.ModeWindow, window), newStore(srv))
+	m := mustMiddleware(t, resttest.OrdersConf(middleware.ModeWindow, window, "claim:userId", "json:orderId"), newStore(srv))
 	var entered atomic.Int32
 	status := atomic.Int32{}
 	status.Store(http.StatusOK)
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) },
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) },
 		[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: func(w http.ResponseWriter, r *http.Request) {
 			entered.Add(1)
 			if status.Load() == 0 {
@@ -142,20 +102,20 @@ func TestWindowModeRefusesSequentialRepeats(t *testing.T) {
 			}
 			w.WriteHeader(int(status.Load()))
 		}}}, rest.WithJwt(jwtSecret))
-	auth := "Bearer " + token(t, "u-7")
-	post := func(order string) result {
-		return do(t, http.MethodPost, base+"/orders", `{"orderId":"`+order+`"}`, "Authorization", auth)
+	auth := "Bearer " + resttest.Token(t, jwtSecret, "u-7")
+	post := func(order string) resttest.Result {
+		return resttest.Do(t, http.MethodPost, base+"/orders", `{"orderId":"`+order+`"}`, "Authorization", auth)
 	}
 
 	start := time.Now()
-	if r := post("W-1"); r.status != http.StatusOK {
-		t.Fatalf("first request: %d %s", r.status, r.body)
+	if r := post("W-1"); r.Status != http.StatusOK {
+		t.Fatalf("first request: %d %s", r.Status, r.Body)
 	}
-	if r := post("W-1"); r.status != http.StatusConflict {
-		t.Fatalf("repeat inside the window: %d, want 409", r.status)
+	if r := post("W-1"); r.Status != http.StatusConflict {
+		t.Fatalf("repeat inside the window: %d, want 409", r.Status)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for post("W-1").status == http.StatusConflict {
+	for post("W-1").Status == http.StatusConflict {
 		if time.Now().After(deadline) {
 			t.Fatal("the window never ended")
 		}
@@ -172,12 +132,12 @@ func TestWindowModeRefusesSequentialRepeats(t *testing.T) {
 	}{{"5xx", http.StatusBadGateway}, {"panic", 0}} {
 		status.Store(tc.status)
 		first := post("W-" + tc.name)
-		if tc.status != 0 && first.status != int(tc.status) {
-			t.Fatalf("%s: first answered %d", tc.name, first.status)
+		if tc.status != 0 && first.Status != int(tc.status) {
+			t.Fatalf("%s: first answered %d", tc.name, first.Status)
 		}
 		status.Store(http.StatusOK)
-		if r := post("W-" + tc.name); r.status != http.StatusOK {
-			t.Fatalf("retry after a %s answered %d, want 200 (lock released early)", tc.name, r.status)
+		if r := post("W-" + tc.name); r.Status != http.StatusOK {
+			t.Fatalf("retry after a %s answered %d, want 200 (lock released early)", tc.name, r.Status)
 		}
 	}
 }
@@ -188,18 +148,18 @@ func TestInflightReleasesOnPanic(t *testing.T) {
 		Method: http.MethodPost, Path: "/pay/:id", Keys: []string{"path:id", "ip"},
 	}}}, newStore(srv))
 	var panicked atomic.Bool
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) },
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) },
 		[]rest.Route{{Method: http.MethodPost, Path: "/pay/:id", Handler: func(w http.ResponseWriter, r *http.Request) {
 			if !panicked.Swap(true) {
 				panic("first call fails")
 			}
 			w.WriteHeader(http.StatusOK)
 		}}})
-	if r := do(t, http.MethodPost, base+"/pay/9", ""); r.status != http.StatusInternalServerError {
-		t.Fatalf("panicking handler answered %d, want go-zero's 500", r.status)
+	if r := resttest.Do(t, http.MethodPost, base+"/pay/9", ""); r.Status != http.StatusInternalServerError {
+		t.Fatalf("panicking handler answered %d, want go-zero's 500", r.Status)
 	}
-	if r := do(t, http.MethodPost, base+"/pay/9", ""); r.status != http.StatusOK {
-		t.Fatalf("after a panic the lock was kept: %d", r.status)
+	if r := resttest.Do(t, http.MethodPost, base+"/pay/9", ""); r.Status != http.StatusOK {
+		t.Fatalf("after a panic the lock was kept: %d", r.Status)
 	}
 	if keys := srv.Client(t).Keys(context.Background(), "zerolock:*").Val(); len(keys) != 0 {
 		t.Fatalf("locks left in Redis: %v", keys)
@@ -216,7 +176,7 @@ func TestBadInput(t *testing.T) {
 		},
 	}, newStore(srv))
 	var parsed atomic.Value
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 		{Method: http.MethodPost, Path: "/orders", Handler: func(w http.ResponseWriter, r *http.Request) {
 			var req struct {
 				Order struct {
@@ -291,13 +251,13 @@ func TestBadInput(t *testing.T) {
 		{"missing query", form("ticket=1", ""), http.StatusBadRequest, "missing_field", "query:shop"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := send(t, tc.req)
-			if r.status != tc.status {
-				t.Fatalf("status %d %s, want %d", r.status, r.body, tc.status)
+			r := resttest.Send(t, tc.req)
+			if r.Status != tc.status {
+				t.Fatalf("status %d %s, want %d", r.Status, r.Body, tc.status)
 			}
 			var body struct{ Code, Message string }
-			if err := json.Unmarshal([]byte(r.body), &body); err != nil || body.Code != tc.code {
-				t.Fatalf("body %q is not the JSON error with code %q", r.body, tc.code)
+			if err := json.Unmarshal([]byte(r.Body), &body); err != nil || body.Code != tc.code {
+				t.Fatalf("body %q is not the JSON error with code %q", r.Body, tc.code)
 			}
 			if !strings.Contains(body.Message, tc.mentions) {
 				t.Fatalf("message %q does not name %q", body.Message, tc.mentions)
@@ -306,14 +266,14 @@ func TestBadInput(t *testing.T) {
 	}
 
 	// Good requests: the handler parses the very body the middleware read.
-	if r := send(t, chunked(good)); r.status != http.StatusOK || parsed.Load() != "s-1" {
-		t.Fatalf("chunked good request: %d %s, handler parsed %v", r.status, r.body, parsed.Load())
+	if r := resttest.Send(t, chunked(good)); r.Status != http.StatusOK || parsed.Load() != "s-1" {
+		t.Fatalf("chunked good request: %d %s, handler parsed %v", r.Status, r.Body, parsed.Load())
 	}
-	if r := send(t, orders(good, "Idempotency-Key", "k-2")); r.status != http.StatusOK || parsed.Load() != "s-1" {
-		t.Fatalf("good request: %d %s, handler parsed %v", r.status, r.body, parsed.Load())
+	if r := resttest.Send(t, orders(good, "Idempotency-Key", "k-2")); r.Status != http.StatusOK || parsed.Load() != "s-1" {
+		t.Fatalf("good request: %d %s, handler parsed %v", r.Status, r.Body, parsed.Load())
 	}
-	if r := send(t, form("ticket=t-9", "?shop=s")); r.status != http.StatusOK || parsed.Load() != "t-9" {
-		t.Fatalf("good form: %d %s, handler parsed %v", r.status, r.body, parsed.Load())
+	if r := resttest.Send(t, form("ticket=t-9", "?shop=s")); r.Status != http.StatusOK || parsed.Load() != "t-9" {
+		t.Fatalf("good form: %d %s, handler parsed %v", r.Status, r.Body, parsed.Load())
 	}
 }
 
@@ -333,24 +293,24 @@ func TestRedisDown(t *testing.T) {
 			c := conf
 			c.FailOpen = tc.failOpen
 			m := mustMiddleware(t, c, store)
-			base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+			base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 				{Method: http.MethodPost, Path: "/pay/:id", Handler: func(w http.ResponseWriter, r *http.Request) {}},
 				{Method: http.MethodGet, Path: "/free", Handler: func(w http.ResponseWriter, r *http.Request) {}},
 			})
 			outcome := map[bool]string{false: "store_error", true: "fail_open"}[tc.failOpen]
 			before := counter(t, "POST /pay/:id", outcome)
-			r := do(t, http.MethodPost, base+"/pay/1", "", "X-User", "u")
+			r := resttest.Do(t, http.MethodPost, base+"/pay/1", "", "X-User", "u")
 			if got := counter(t, "POST /pay/:id", outcome) - before; got != 1 {
 				t.Errorf("outcome %s counted %v times, want 1", outcome, got)
 			}
-			if r.status != tc.want {
-				t.Fatalf("with Redis down: %d %s, want %d", r.status, r.body, tc.want)
+			if r.Status != tc.want {
+				t.Fatalf("with Redis down: %d %s, want %d", r.Status, r.Body, tc.want)
 			}
-			if tc.want == http.StatusServiceUnavailable && !strings.Contains(r.body, `"code":"lock_unavailable"`) {
-				t.Fatalf("503 body %q is not the JSON refusal", r.body)
+			if tc.want == http.StatusServiceUnavailable && !strings.Contains(r.Body, `"code":"lock_unavailable"`) {
+				t.Fatalf("503 body %q is not the JSON refusal", r.Body)
 			}
-			if r := do(t, http.MethodGet, base+"/free", ""); r.status != http.StatusOK {
-				t.Fatalf("unmatched route with Redis down: %d, want 200 (passes through)", r.status)
+			if r := resttest.Do(t, http.MethodGet, base+"/free", ""); r.Status != http.StatusOK {
+				t.Fatalf("unmatched route with Redis down: %d, want 200 (passes through)", r.Status)
 			}
 		})
 	}
@@ -369,12 +329,12 @@ func TestUserErrorHandlerShapesRefusals(t *testing.T) {
 		return http.StatusBadRequest, map[string]any{"errmsg": err.Error()}
 	})
 	t.Cleanup(func() { httpx.SetErrorHandlerCtx(nil) })
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 		{Method: http.MethodPost, Path: "/x", Handler: func(w http.ResponseWriter, r *http.Request) {}},
 	})
-	r := do(t, http.MethodPost, base+"/x", "")
-	if r.status != http.StatusBadRequest || !strings.Contains(r.body, `"errcode":4001`) || !strings.Contains(r.body, `"missing":true`) {
-		t.Fatalf("custom handler not used: %d %s", r.status, r.body)
+	r := resttest.Do(t, http.MethodPost, base+"/x", "")
+	if r.Status != http.StatusBadRequest || !strings.Contains(r.Body, `"errcode":4001`) || !strings.Contains(r.Body, `"missing":true`) {
+		t.Fatalf("custom handler not used: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -386,18 +346,18 @@ func TestForRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	var entered atomic.Int32
-	base := serve(t, func(s *rest.Server) {},
+	base := resttest.Serve(t, func(s *rest.Server) {},
 		rest.WithMiddlewares([]rest.Middleware{lockPay}, rest.Route{
 			Method: http.MethodPost, Path: "/pay/:id",
 			Handler: func(w http.ResponseWriter, r *http.Request) { entered.Add(1) },
 		}))
 	for i, want := range []int{http.StatusOK, http.StatusConflict} {
-		if r := do(t, http.MethodPost, base+"/pay/5", ""); r.status != want {
-			t.Fatalf("request %d: %d, want %d", i, r.status, want)
+		if r := resttest.Do(t, http.MethodPost, base+"/pay/5", ""); r.Status != want {
+			t.Fatalf("request %d: %d, want %d", i, r.Status, want)
 		}
 	}
-	if r := do(t, http.MethodPost, base+"/pay/6", ""); r.status != http.StatusOK {
-		t.Fatalf("another id: %d, want 200", r.status)
+	if r := resttest.Do(t, http.MethodPost, base+"/pay/6", ""); r.Status != http.StatusOK {
+		t.Fatalf("another id: %d, want 200", r.Status)
 	}
 	if entered.Load() != 2 {
 		t.Fatalf("%d requests reached the handler, want 2", entered.Load())

@@ -10,6 +10,7 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 
 	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/resttest"
 	"github.com/zerolock/zerolock/middleware"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -26,7 +27,7 @@ func TestRenewKeepsSlowHandlerLocked(t *testing.T) {
 	causes := make(chan error, 1)
 	fences := make(chan int64, 10)
 	entered := make(chan struct{}, 10)
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 		{Method: http.MethodPost, Path: "/slow/:id", Handler: func(w http.ResponseWriter, r *http.Request) {
 			fence, _ := redislock.FenceFromContext(r.Context())
 			fences <- fence
@@ -39,19 +40,19 @@ func TestRenewKeepsSlowHandlerLocked(t *testing.T) {
 			time.Sleep(time.Second)
 		}},
 	})
-	done := make(chan result, 1)
-	go func() { done <- do(t, http.MethodPost, base+"/slow/1", "", "X-User", "u") }()
+	done := make(chan resttest.Result, 1)
+	go func() { done <- resttest.Do(t, http.MethodPost, base+"/slow/1", "", "X-User", "u") }()
 	<-entered
 	time.Sleep(800 * time.Millisecond) // far past the 300 ms expiry
-	if r := do(t, http.MethodPost, base+"/slow/1", "", "X-User", "u"); r.status != http.StatusConflict {
-		t.Fatalf("duplicate late in a renewed handler: %d, want 409", r.status)
+	if r := resttest.Do(t, http.MethodPost, base+"/slow/1", "", "X-User", "u"); r.Status != http.StatusConflict {
+		t.Fatalf("duplicate late in a renewed handler: %d, want 409", r.Status)
 	}
-	if r := <-done; r.status != http.StatusOK {
-		t.Fatalf("slow handler: %d", r.status)
+	if r := <-done; r.Status != http.StatusOK {
+		t.Fatalf("slow handler: %d", r.Status)
 	}
 	first := <-fences
 
-	go func() { done <- do(t, http.MethodPost, base+"/slow/2?wait=lost", "", "X-User", "u") }()
+	go func() { done <- resttest.Do(t, http.MethodPost, base+"/slow/2?wait=lost", "", "X-User", "u") }()
 	<-entered
 	if second := <-fences; second <= 0 || first <= 0 {
 		t.Fatalf("fencing tokens %d, %d: want positive", first, second)

@@ -13,14 +13,15 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 
 	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/resttest"
 	"github.com/zerolock/zerolock/middleware"
 )
 
-func formPost(t *testing.T, url, body string) result {
+func formPost(t *testing.T, url, body string) resttest.Result {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return send(t, req)
+	return resttest.Send(t, req)
 }
 
 // TestFormAndQueryAliases: go-zero's form tag reads the body's values
@@ -32,7 +33,7 @@ func TestFormAndQueryAliases(t *testing.T) {
 	m := mustMiddleware(t, middleware.LockConf{Mode: middleware.ModeWindow, Rules: []middleware.LockRule{
 		{Method: http.MethodPost, Path: "/q", Keys: []string{"query:shop", "ip"}},
 	}}, newStore(srv))
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 		{Method: http.MethodPost, Path: "/q", Handler: func(w http.ResponseWriter, r *http.Request) {}},
 	})
 	for _, tc := range []struct {
@@ -45,8 +46,8 @@ func TestFormAndQueryAliases(t *testing.T) {
 		{"name[] alone again", "?shop[]=B", "", http.StatusConflict}, // same value B, same key
 		{"empty values are ignored", "?shop=&shop=C", "", http.StatusOK},
 	} {
-		if r := formPost(t, base+"/q"+tc.query, tc.body); r.status != tc.want {
-			t.Errorf("%s: %d %s, want %d", tc.name, r.status, r.body, tc.want)
+		if r := formPost(t, base+"/q"+tc.query, tc.body); r.Status != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.name, r.Status, r.Body, tc.want)
 		}
 	}
 }
@@ -59,37 +60,37 @@ func TestParamRuleSkipsStaticRoute(t *testing.T) {
 		{Method: http.MethodPost, Path: "/orders/:id", Keys: []string{"path:id", "header:X-User"}},
 	}}, newStore(srv))
 	var batch atomic.Int32
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 		{Method: http.MethodPost, Path: "/orders/:id", Handler: func(w http.ResponseWriter, r *http.Request) {}},
 		{Method: http.MethodPost, Path: "/orders/batch", Handler: func(w http.ResponseWriter, r *http.Request) { batch.Add(1) }},
 	})
 	for i := 0; i < 2; i++ {
-		if r := do(t, http.MethodPost, base+"/orders/batch", ""); r.status != http.StatusOK {
-			t.Fatalf("static route under a :id rule: %d %s, want 200 untouched", r.status, r.body)
+		if r := resttest.Do(t, http.MethodPost, base+"/orders/batch", ""); r.Status != http.StatusOK {
+			t.Fatalf("static route under a :id rule: %d %s, want 200 untouched", r.Status, r.Body)
 		}
 	}
 	if batch.Load() != 2 {
 		t.Fatalf("static route reached %d times, want 2", batch.Load())
 	}
-	if r := do(t, http.MethodPost, base+"/orders/7", "", "X-User", "u"); r.status != http.StatusOK {
-		t.Fatalf("param route: %d", r.status)
+	if r := resttest.Do(t, http.MethodPost, base+"/orders/7", "", "X-User", "u"); r.Status != http.StatusOK {
+		t.Fatalf("param route: %d", r.Status)
 	}
-	if r := do(t, http.MethodPost, base+"/orders/7", "", "X-User", "u"); r.status != http.StatusConflict {
-		t.Fatalf("param route repeat: %d, want 409", r.status)
+	if r := resttest.Do(t, http.MethodPost, base+"/orders/7", "", "X-User", "u"); r.Status != http.StatusConflict {
+		t.Fatalf("param route repeat: %d, want 409", r.Status)
 	}
 }
 
 func TestJSONKeyNeedsJSONBody(t *testing.T) {
 	srv := redistest.Start(t)
-	m := mustMiddleware(t, ordersConf(middleware.ModeInflight, time.Second), newStore(srv))
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+	m := mustMiddleware(t, resttest.OrdersConf(middleware.ModeInflight, time.Second, "claim:userId", "json:orderId"), newStore(srv))
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 		{Method: http.MethodPost, Path: "/orders", Handler: func(w http.ResponseWriter, r *http.Request) {}},
 	}, rest.WithJwt(jwtSecret))
 	req, _ := http.NewRequest(http.MethodPost, base+"/orders", strings.NewReader(`{"orderId":"A"}`))
 	req.Header.Set("Content-Type", "text/plain")
-	req.Header.Set("Authorization", "Bearer "+token(t, 1))
-	if r := send(t, req); r.status != http.StatusBadRequest || !strings.Contains(r.body, "application/json") {
-		t.Fatalf("JSON key on a text/plain body: %d %s, want 400 saying the body is not JSON", r.status, r.body)
+	req.Header.Set("Authorization", "Bearer "+resttest.Token(t, jwtSecret, 1))
+	if r := resttest.Send(t, req); r.Status != http.StatusBadRequest || !strings.Contains(r.Body, "application/json") {
+		t.Fatalf("JSON key on a text/plain body: %d %s, want 400 saying the body is not JSON", r.Status, r.Body)
 	}
 }
 
@@ -102,18 +103,18 @@ func TestRejectCodeRetryAfterAndOverrides(t *testing.T) {
 			{Method: http.MethodPost, Path: "/w", Keys: []string{"header:X-User"}, Mode: middleware.ModeWindow, Expire: 10 * time.Second},
 		},
 	}, newStore(srv))
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 		{Method: http.MethodPost, Path: "/w", Handler: func(w http.ResponseWriter, r *http.Request) {}},
 	})
-	if r := do(t, http.MethodPost, base+"/w", "", "X-User", "u"); r.status != http.StatusOK {
-		t.Fatalf("first: %d", r.status)
+	if r := resttest.Do(t, http.MethodPost, base+"/w", "", "X-User", "u"); r.Status != http.StatusOK {
+		t.Fatalf("first: %d", r.Status)
 	}
-	r := do(t, http.MethodPost, base+"/w", "", "X-User", "u")
-	if r.status != http.StatusTooManyRequests {
-		t.Fatalf("sequential repeat under the rule's window: %d, want the configured 429", r.status)
+	r := resttest.Do(t, http.MethodPost, base+"/w", "", "X-User", "u")
+	if r.Status != http.StatusTooManyRequests {
+		t.Fatalf("sequential repeat under the rule's window: %d, want the configured 429", r.Status)
 	}
-	if secs, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || secs < 9 || secs > 10 {
-		t.Fatalf("Retry-After %q, want the remaining 9-10 s of the 10 s window", r.header.Get("Retry-After"))
+	if secs, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || secs < 9 || secs > 10 {
+		t.Fatalf("Retry-After %q, want the remaining 9-10 s of the 10 s window", r.Header.Get("Retry-After"))
 	}
 }
 
@@ -125,24 +126,24 @@ func TestWindowReleasedAfterServerTimeout(t *testing.T) {
 		{Method: http.MethodPost, Path: "/slow", Keys: []string{"header:X-User"}},
 	}}, newStore(srv))
 	var calls atomic.Int32
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 		{Method: http.MethodPost, Path: "/slow", Handler: func(w http.ResponseWriter, r *http.Request) {
 			if calls.Add(1) == 1 {
 				<-r.Context().Done() // outlives go-zero's timeout
 			}
 		}},
 	}, rest.WithTimeout(100*time.Millisecond))
-	if r := do(t, http.MethodPost, base+"/slow", "", "X-User", "u"); r.status != http.StatusServiceUnavailable {
-		t.Fatalf("timed-out request: %d, want go-zero's 503", r.status)
+	if r := resttest.Do(t, http.MethodPost, base+"/slow", "", "X-User", "u"); r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("timed-out request: %d, want go-zero's 503", r.Status)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		r := do(t, http.MethodPost, base+"/slow", "", "X-User", "u")
-		if r.status == http.StatusOK {
+		r := resttest.Do(t, http.MethodPost, base+"/slow", "", "X-User", "u")
+		if r.Status == http.StatusOK {
 			break
 		}
-		if r.status != http.StatusConflict || time.Now().After(deadline) {
-			t.Fatalf("retry after a timeout: %d, want 200 once the handler returned", r.status)
+		if r.Status != http.StatusConflict || time.Now().After(deadline) {
+			t.Fatalf("retry after a timeout: %d, want 200 once the handler returned", r.Status)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -156,7 +157,7 @@ func TestBodyMultipartAndIPKeys(t *testing.T) {
 		{Method: http.MethodPost, Path: "/ip", Keys: []string{"ip"}},
 	}}, newStore(srv))
 	ok := func(w http.ResponseWriter, r *http.Request) {}
-	base := serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 		{Method: http.MethodPost, Path: "/raw", Handler: ok},
 		{Method: http.MethodPost, Path: "/upload", Handler: ok},
 		{Method: http.MethodPost, Path: "/ip", Handler: ok},
@@ -166,8 +167,8 @@ func TestBodyMultipartAndIPKeys(t *testing.T) {
 		want int
 	}{{"a", 200}, {"a", 409}, {"b", 200}} {
 		req, _ := http.NewRequest(http.MethodPost, base+"/raw", strings.NewReader(tc.body))
-		if r := send(t, req); r.status != tc.want {
-			t.Fatalf("body key request %d: %d, want %d", i, r.status, tc.want)
+		if r := resttest.Send(t, req); r.Status != tc.want {
+			t.Fatalf("body key request %d: %d, want %d", i, r.Status, tc.want)
 		}
 	}
 	multipartPost := func(ticket string) int {
@@ -179,15 +180,15 @@ func TestBodyMultipartAndIPKeys(t *testing.T) {
 		_ = mw.Close()
 		req, _ := http.NewRequest(http.MethodPost, base+"/upload", &buf)
 		req.Header.Set("Content-Type", mw.FormDataContentType())
-		return send(t, req).status
+		return resttest.Send(t, req).Status
 	}
 	if a, b, c := multipartPost("T1"), multipartPost("T1"), multipartPost("T2"); a != 200 || b != 409 || c != 200 {
 		t.Fatalf("multipart form key: %d %d %d, want 200 409 200", a, b, c)
 	}
 	// ip trusts X-Forwarded-For, as go-zero's httpx.GetRemoteAddr does.
-	if a, b, c := do(t, http.MethodPost, base+"/ip", "", "X-Forwarded-For", "10.0.0.1").status,
-		do(t, http.MethodPost, base+"/ip", "", "X-Forwarded-For", "10.0.0.1").status,
-		do(t, http.MethodPost, base+"/ip", "", "X-Forwarded-For", "10.0.0.2").status; a != 200 || b != 409 || c != 200 {
+	if a, b, c := resttest.Do(t, http.MethodPost, base+"/ip", "", "X-Forwarded-For", "10.0.0.1").Status,
+		resttest.Do(t, http.MethodPost, base+"/ip", "", "X-Forwarded-For", "10.0.0.1").Status,
+		resttest.Do(t, http.MethodPost, base+"/ip", "", "X-Forwarded-For", "10.0.0.2").Status; a != 200 || b != 409 || c != 200 {
 		t.Fatalf("ip key: %d %d %d, want 200 409 200", a, b, c)
 	}
 }

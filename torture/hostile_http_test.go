@@ -2,22 +2,20 @@ package torture
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/zeromicro/go-zero/core/conf"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
 
 	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/resttest"
 	"github.com/zerolock/zerolock/middleware"
 )
 
@@ -146,35 +144,19 @@ func hostileRequest(r *rand.Rand, base string, i int) *http.Request {
 }
 
 // serveREST runs a real rest.Server with m and OK handlers until the test
-// ends.
+// ends. Load shedding is off (a shed request would be a 5xx) and so are
+// the access logs of the thousands of requests.
 func serveREST(t *testing.T, m *middleware.LockMiddleware) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	var c rest.RestConf
-	if err := conf.FillDefault(&c); err != nil {
-		t.Fatal(err)
-	}
-	c.Name, c.Host, c.Port, c.DevServer.Enabled = "zerolock-torture", "127.0.0.1", port, false
+	c := resttest.Conf(t)
+	c.Name = "zerolock-torture"
 	c.Log.Level, c.Log.Stat = "severe", false
 	c.Middlewares.Shedding = false
-	server := rest.MustNewServer(c)
-	server.Use(m.Handle)
 	ok := func(w http.ResponseWriter, r *http.Request) {}
-	server.AddRoutes([]rest.Route{
+	return resttest.ServeConf(t, c, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 		{Method: http.MethodPost, Path: "/orders", Handler: ok},
 		{Method: http.MethodPost, Path: "/forms/:id", Handler: ok},
 		{Method: http.MethodPut, Path: "/raw", Handler: ok},
 		{Method: http.MethodGet, Path: "/health", Handler: ok},
 	})
-	started := make(chan *http.Server, 1)
-	go server.StartWithOpts(func(s *http.Server) { started <- s })
-	hs := <-started
-	t.Cleanup(func() { _ = hs.Shutdown(context.Background()) })
-	redistest.WaitListening(t, fmt.Sprintf("127.0.0.1:%d", port))
-	return fmt.Sprintf("http://127.0.0.1:%d", port)
 }
