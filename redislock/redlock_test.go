@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/zerolock/zerolock/internal/faultproxy"
 	"github.com/zerolock/zerolock/internal/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -122,7 +123,7 @@ func TestRedlockSlowMinority(t *testing.T) {
 		srv := redistest.Start(t)
 		addr := srv.Addr()
 		if i < 2 {
-			p := redistest.StartProxy(t, addr)
+			p := faultproxy.Start(t, addr)
 			p.SetLatency(200 * time.Millisecond)
 			addr = p.Addr()
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/zerolock/zerolock/internal/faultproxy"
 	"github.com/zerolock/zerolock/internal/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -118,7 +119,7 @@ func mutexStep(holder int, in lockInput, out lockOutput) []any {
 // outlives the run, so the model needs no clock.
 func TestLinearizable(t *testing.T) {
 	srv := redistest.Start(t)
-	proxy := redistest.StartProxy(t, srv.Addr())
+	proxy := faultproxy.Start(t, srv.Addr())
 	const clients, keys = 20, 3
 	gozero := redislock.GoZeroStore(zredis.MustNewRedis(zredis.RedisConf{
 		Host: proxy.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true,

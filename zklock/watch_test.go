@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zerolock/zerolock/internal/faultproxy"
 	"github.com/zerolock/zerolock/internal/zktest"
 	"github.com/zerolock/zerolock/redislock"
 	"github.com/zerolock/zerolock/zklock"
@@ -38,7 +39,7 @@ func lostWithin(t *testing.T, ctx context.Context, d time.Duration) {
 // answers false.
 func TestConnectionLossSignalled(t *testing.T) {
 	srv := zktest.Shared(t)
-	proxy := zktest.StartProxy(t, srv.Addr())
+	proxy := faultproxy.Start(t, srv.Addr())
 	holderConn := zktest.Connect(t, proxy.Addr(), shortSession)
 	holder := zklock.New(holderConn, "cut", testRoot(t), zklock.WithExpiry(time.Minute))
 	mustAcquire(t, holder)
@@ -60,7 +61,7 @@ func TestConnectionLossSignalled(t *testing.T) {
 // client learning, on reconnect, that its session expired.
 func TestSessionExpirySignalled(t *testing.T) {
 	srv := zktest.Shared(t)
-	proxy := zktest.StartProxy(t, srv.Addr())
+	proxy := faultproxy.Start(t, srv.Addr())
 	holderConn := zktest.Connect(t, proxy.Addr(), shortSession)
 	holder := zklock.New(holderConn, "expire", testRoot(t), zklock.WithExpiry(time.Minute),
 		zklock.WithSessionTimeout(time.Hour)) // the poll never calls it lost

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zerolock/zerolock/internal/faultproxy"
 )
 
 func TestMain(m *testing.M) {
@@ -31,7 +33,7 @@ func TestSharedServer(t *testing.T) {
 // when the proxy heals.
 func TestProxyCutExpiresSession(t *testing.T) {
 	s := Shared(t)
-	p := StartProxy(t, s.Addr())
+	p := faultproxy.Start(t, s.Addr())
 	conn := Connect(t, p.Addr(), 4*TickTime)
 	if _, err := conn.Create("/zktest-cut", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)

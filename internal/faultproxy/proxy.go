@@ -1,4 +1,4 @@
-package redistest
+package faultproxy
 
 import (
 	"net"
@@ -8,26 +8,26 @@ import (
 	"time"
 )
 
-// A Proxy forwards TCP connections from a loopback port to a server and
-// can slow them down or cut them, to put a node behind a slow or faulty
-// network in a test.
+// A Proxy forwards TCP connections from a loopback port to a server, and
+// breaks them on command. Create it with Start.
 type Proxy struct {
 	listener net.Listener
 	target   string
 	latency  atomic.Int64 // time.Duration added before each client->server write
 
 	mu    sync.Mutex
+	cut   bool // refuse new connections: between Cut and Heal, and after Close
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
 }
 
-// StartProxy listens on a free loopback port and forwards to target until
-// the test ends.
-func StartProxy(tb testing.TB, target string) *Proxy {
+// Start listens on a free loopback port and forwards each connection to
+// target until the test ends (Close).
+func Start(tb testing.TB, target string) *Proxy {
 	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatalf("redistest: proxy listen: %v", err)
+		tb.Fatalf("faultproxy: listen: %v", err)
 	}
 	p := &Proxy{listener: l, target: target, conns: make(map[net.Conn]struct{})}
 	p.wg.Add(1)
@@ -41,7 +41,8 @@ func (p *Proxy) Addr() string {
 	return p.listener.Addr().String()
 }
 
-// SetLatency delays every chunk a client sends by d (0 for none).
+// SetLatency delays every chunk a client sends by d (0 for none); what
+// the server sends back is not delayed.
 func (p *Proxy) SetLatency(d time.Duration) {
 	p.latency.Store(int64(d))
 }
@@ -61,16 +62,37 @@ func (p *Proxy) Reset() {
 	}
 }
 
-// Close stops accepting, cuts every connection and waits for the copying
-// goroutines to end.
+// Cut closes every open connection and refuses new ones (accepts and
+// closes them at once) until Heal, as a broken network would: the client
+// cannot reach the server, and the server stops hearing from it.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	p.closeConns()
+}
+
+// Heal lets connections through again after Cut.
+func (p *Proxy) Heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = false
+}
+
+// Close stops accepting, closes every connection and waits for the
+// copying goroutines to end. Start registers it with the test's Cleanup;
+// calling it again does nothing more.
 func (p *Proxy) Close() {
 	_ = p.listener.Close()
-	p.mu.Lock()
+	p.Cut()
+	p.wg.Wait()
+}
+
+// closeConns closes every tracked connection; the caller holds mu.
+func (p *Proxy) closeConns() {
 	for c := range p.conns {
 		_ = c.Close()
 	}
-	p.mu.Unlock()
-	p.wg.Wait()
 }
 
 func (p *Proxy) accept() {
@@ -80,29 +102,45 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
+		p.mu.Lock()
+		cut := p.cut
+		p.mu.Unlock()
+		if cut {
+			_ = client.Close()
+			continue
+		}
 		server, err := net.Dial("tcp", p.target)
 		if err != nil {
 			_ = client.Close()
 			continue
 		}
-		p.track(client, server)
+		if !p.track(client, server) {
+			continue
+		}
 		p.wg.Add(2)
 		go p.pipe(server, client, true)
 		go p.pipe(client, server, false)
 	}
 }
 
-// track registers connections for Close to cut.
-func (p *Proxy) track(conns ...net.Conn) {
+// track registers connections for Reset, Cut and Close; it closes them and
+// reports false when a Cut came first.
+func (p *Proxy) track(conns ...net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range conns {
+		if p.cut {
+			_ = c.Close()
+			continue
+		}
 		p.conns[c] = struct{}{}
 	}
+	return !p.cut
 }
 
-// pipe copies from src to dst, delaying each chunk when slow, and closes
-// both ends when either side is done.
+// pipe copies from src to dst, delaying each chunk by the latency when
+// slow (the client->server direction), and closes both ends when either
+// side is done.
 func (p *Proxy) pipe(dst, src net.Conn, slow bool) {
 	defer p.wg.Done()
 	defer func() {
