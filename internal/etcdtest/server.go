@@ -18,6 +18,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/zerolock/zerolock/internal/testproc"
 )
 
 const startTimeout = 20 * time.Second
@@ -32,8 +34,7 @@ type Server struct {
 	peerPort   int
 
 	mu   sync.Mutex
-	proc *os.Process
-	done chan struct{} // closed when proc has exited
+	proc *testproc.Process // nil when killed
 }
 
 // Launch starts an etcd from the binary at path, with its data in dir, on
@@ -49,10 +50,10 @@ func Launch(path, dir string) (*Server, error) {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		s := &Server{path: path, dir: dir, name: "zerolock-" + randomHex()}
-		if s.clientPort, err = pickPort(); err != nil {
+		if s.clientPort, err = testproc.FreePort(); err != nil {
 			return nil, err
 		}
-		if s.peerPort, err = pickPort(); err != nil {
+		if s.peerPort, err = testproc.FreePort(); err != nil {
 			return nil, err
 		}
 		if err = s.start(); err == nil {
@@ -96,9 +97,8 @@ func (s *Server) Kill() {
 	if s.proc == nil {
 		return
 	}
-	_ = s.proc.Signal(syscall.SIGCONT) // a paused process dies only once resumed
-	_ = s.proc.Kill()
-	<-s.done
+	s.proc.Signal(syscall.SIGCONT) // a paused process dies only once resumed
+	s.proc.Kill()
 	s.proc = nil
 }
 
@@ -117,7 +117,7 @@ func (s *Server) signal(sig syscall.Signal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc != nil {
-		_ = s.proc.Signal(sig)
+		s.proc.Signal(sig)
 	}
 }
 
@@ -145,23 +145,16 @@ func (s *Server) start() error {
 		"--log-outputs", "stderr",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// The server dies with the test binary even when the binary is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	proc, err := testproc.Start(cmd)
+	if err != nil {
 		return err
 	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	if err := s.waitReady(done); err != nil {
-		_ = cmd.Process.Kill()
-		<-done
-		return fmt.Errorf("%w; log: %s", err, s.logTail())
+	if err := s.waitReady(proc.Exited()); err != nil {
+		proc.Kill()
+		return fmt.Errorf("%w; log: %s", err, testproc.LogTail(logFile.Name()))
 	}
 	s.mu.Lock()
-	s.proc, s.done = cmd.Process, done
+	s.proc = proc
 	s.mu.Unlock()
 	return nil
 }
@@ -169,7 +162,7 @@ func (s *Server) start() error {
 // waitReady polls until the server answers as the member we started and
 // has committed a write, the process exits, or time runs out. Checking the
 // member's name keeps a test from talking to another process that took the
-// port between pickPort and etcd's bind.
+// port between FreePort and etcd's bind.
 func (s *Server) waitReady(exited <-chan struct{}) error {
 	c, err := s.NewClient()
 	if err != nil {
@@ -198,28 +191,6 @@ func (s *Server) waitReady(exited <-chan struct{}) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return errors.New("etcd on " + s.Endpoint() + " was not ready in time")
-}
-
-// logTail returns the end of the server's log, for start errors.
-func (s *Server) logTail() string {
-	b, err := os.ReadFile(filepath.Join(s.dir, s.name+".log"))
-	if err != nil {
-		return "(no log)"
-	}
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
-}
-
-// pickPort asks the kernel for a free loopback port.
-func pickPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func randomHex() string {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock/internal/testproc"
 )
 
 // A Cluster is a Redis Cluster of three masters with one replica each on
@@ -187,7 +189,7 @@ func (s *Server) running() bool {
 // free too.
 func pickClusterPort() (int, error) {
 	for i := 0; i < 100; i++ {
-		p, err := pickPort()
+		p, err := testproc.FreePort()
 		if err != nil {
 			return 0, err
 		}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock/internal/testproc"
 )
 
 // SentinelMaster is the name the sentinels monitor.
@@ -43,7 +45,7 @@ func StartSentinel(tb testing.TB) *Sentinel {
 		s := &Server{path: path, conf: conf, dir: dir, args: []string{"--sentinel"}}
 		var err error
 		for attempt := 0; attempt < 3; attempt++ {
-			if s.port, err = pickPort(); err == nil {
+			if s.port, err = testproc.FreePort(); err == nil {
 				if err = s.start(); err == nil {
 					break
 				}

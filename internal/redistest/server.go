@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock/internal/testproc"
 )
 
 // RequireEnv is the environment variable that turns a missing redis-server
@@ -32,8 +34,7 @@ type Server struct {
 	args []string
 
 	mu   sync.Mutex
-	proc *os.Process
-	done chan struct{} // closed when proc has exited
+	proc *testproc.Process // nil when killed
 }
 
 // Start runs a redis-server on a free loopback port with persistence off,
@@ -63,7 +64,7 @@ func Launch(dir string, args ...string) (*Server, error) {
 // launch starts a server in dir on a free port, trying another port if the
 // chosen one was taken meanwhile.
 func launch(path, dir string, args ...string) (*Server, error) {
-	return launchOn(pickPort, path, dir, args...)
+	return launchOn(testproc.FreePort, path, dir, args...)
 }
 
 func launchOn(pick func() (int, error), path, dir string, args ...string) (*Server, error) {
@@ -106,8 +107,7 @@ func (s *Server) Kill() {
 	if s.proc == nil {
 		return
 	}
-	_ = s.proc.Kill()
-	<-s.done
+	s.proc.Kill()
 	s.proc = nil
 }
 
@@ -139,31 +139,23 @@ func (s *Server) start() error {
 	if s.conf != "" {
 		args = append([]string{s.conf}, args...)
 	}
-	cmd := exec.Command(s.path, args...)
-	// The server dies with the test binary even when the binary is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	proc, err := testproc.Start(exec.Command(s.path, args...))
+	if err != nil {
 		return err
 	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	if err := waitReady(s.Addr(), cmd.Process.Pid, done); err != nil {
-		_ = cmd.Process.Kill()
-		<-done
-		return fmt.Errorf("%w; log: %s", err, s.logTail())
+	if err := waitReady(s.Addr(), proc.Pid(), proc.Exited()); err != nil {
+		proc.Kill()
+		return fmt.Errorf("%w; log: %s", err, testproc.LogTail(filepath.Join(s.dir, "redis.log")))
 	}
 	s.mu.Lock()
-	s.proc, s.done = cmd.Process, done
+	s.proc = proc
 	s.mu.Unlock()
 	return nil
 }
 
 // waitReady polls until the server answers with our process's pid, exits,
 // or time runs out. Checking the pid keeps a test from talking to another
-// process that took the port between freePort and the server's bind.
+// process that took the port between FreePort and the server's bind.
 func waitReady(addr string, pid int, exited <-chan struct{}) error {
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
@@ -186,18 +178,6 @@ func waitReady(addr string, pid int, exited <-chan struct{}) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return errors.New("redis-server on " + addr + " did not answer PING in time")
-}
-
-// logTail returns the end of the server's log, for start errors.
-func (s *Server) logTail() string {
-	b, err := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-	if err != nil {
-		return "(no log)"
-	}
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
 }
 
 func serverPath(tb testing.TB) string {
@@ -235,16 +215,6 @@ func WaitListening(tb testing.TB, addr string) {
 	tb.Fatalf("redistest: nothing listens on %s", addr)
 }
 
-// pickPort asks the kernel for a free loopback port.
-func pickPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // Pause stops the server process with SIGSTOP, as a hung host would: its
 // connections stay open and nothing answers. Resume undoes it.
 func (s *Server) Pause() {
@@ -260,6 +230,6 @@ func (s *Server) signal(sig syscall.Signal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc != nil {
-		_ = s.proc.Signal(sig)
+		s.proc.Signal(sig)
 	}
 }

@@ -11,9 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zerolock/zerolock/internal/testproc"
 )
 
 // RequireEnv is the environment variable that turns a missing ZooKeeper
@@ -38,8 +39,7 @@ const startTimeout = 60 * time.Second // a JVM on two busy cores is slow to star
 type Server struct {
 	addr string
 	dir  string
-	proc *os.Process
-	done chan struct{} // closed when proc has exited
+	proc *testproc.Process
 }
 
 var shared struct {
@@ -111,7 +111,7 @@ func launch(java string) (*Server, error) {
 }
 
 func start(java, dir string) (*Server, error) {
-	port, err := pickPort()
+	port, err := testproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -143,21 +143,14 @@ admin.enableServer=false
 		"-cp", serverJar, "org.apache.zookeeper.server.ZooKeeperServerMain", conf)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// The server dies with the test binary even when the binary is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	proc, err := testproc.Start(cmd)
+	if err != nil {
 		return nil, err
 	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	s := &Server{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, proc: cmd.Process, done: done}
-	if err := waitReady(s.addr, done); err != nil {
-		_ = cmd.Process.Kill()
-		<-done
-		return nil, fmt.Errorf("%w; log: %s", err, s.logTail())
+	s := &Server{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, proc: proc}
+	if err := waitReady(s.addr, proc.Exited()); err != nil {
+		proc.Kill()
+		return nil, fmt.Errorf("%w; log: %s", err, testproc.LogTail(logFile.Name()))
 	}
 	return s, nil
 }
@@ -197,21 +190,8 @@ func ruok(addr string) bool {
 
 // kill stops the server with SIGKILL and removes its files.
 func (s *Server) kill() {
-	_ = s.proc.Kill()
-	<-s.done
+	s.proc.Kill()
 	_ = os.RemoveAll(s.dir)
-}
-
-// logTail returns the end of the server's log, for start errors.
-func (s *Server) logTail() string {
-	b, err := os.ReadFile(filepath.Join(s.dir, "zookeeper.log"))
-	if err != nil {
-		return "(no log)"
-	}
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
 }
 
 // javaPath finds java and the server jar: a missing one skips the test,
@@ -230,14 +210,4 @@ func javaPath(tb testing.TB) string {
 	}
 	tb.Skipf("zktest: ZooKeeper cannot run (run make test, or apt-get install zookeeper): %v", err)
 	return ""
-}
-
-// pickPort asks the kernel for a free loopback port.
-func pickPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
