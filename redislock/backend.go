@@ -40,18 +40,21 @@ type Backend interface {
 	NewLocker(key string, o LockerOptions) Locker
 }
 
-// StoreBackend is the Backend of RedisLocks in one store.
-func StoreBackend(store Store) Backend {
-	return storeBackend{store: store, setGet: new(setGetSupport)}
+// StoreBackend is the Backend of RedisLocks in one store. opts apply to
+// every lock it makes (WithDeadlineGuard, say), before the expiry and
+// fencing that LockerOptions set.
+func StoreBackend(store Store, opts ...Option) Backend {
+	return storeBackend{store: store, setGet: new(setGetSupport), opts: opts}
 }
 
 type storeBackend struct {
 	store  Store
 	setGet *setGetSupport
+	opts   []Option
 }
 
 func (b storeBackend) NewLocker(key string, o LockerOptions) Locker {
-	opts := []Option{WithExpiry(o.Expiry), WithTolerance(0), sharedSetGet(b.setGet)}
+	opts := append(b.opts[:len(b.opts):len(b.opts)], WithExpiry(o.Expiry), WithTolerance(0), sharedSetGet(b.setGet))
 	if o.Fencing {
 		opts = append(opts, WithFencing())
 	}

@@ -6,11 +6,51 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// honoursDeadlines reports whether a store's calls return when their
-// context ends. go-redis clients do only with ContextTimeoutEnabled (and then
-// only for deadlines); otherwise a call on a stalled server waits for the
-// client's read timeout (3 s by default), whatever the context says.
-// go-zero's clients never enable it.
+// WithDeadlineGuard makes every call of the lock (AcquireCtx,
+// AcquireWaitCtx, ReleaseCtx, TTL) return when its context ends, even on a
+// store that would keep reading: go-redis clients do keep reading past a
+// context's deadline unless made with ContextTimeoutEnabled, and go-zero's
+// clients are never made with it, so on a stalled server a call returns only
+// after the client's read timeout (3 s by default).
+//
+// A guarded call whose context can end runs in a goroutine of its own; when
+// the context ends first, the call returns the context's error and the
+// abandoned command finishes in the background with its outcome unknown, as
+// after any error (an acquire that landed holds the key until it expires or
+// this instance releases it). The hand-off between goroutines costs latency
+// on every call (about 12 µs per call on the 2-core VM of docs/BENCHMARKS.md,
+// a quarter of a lock cycle there), which is why it is not the default. A
+// go-redis client with ContextTimeoutEnabled keeps deadlines by itself at no
+// cost, and then only calls whose context has no deadline but can be
+// cancelled take the goroutine.
+func WithDeadlineGuard() Option {
+	return func(o *options) {
+		o.deadlineGuard = true
+	}
+}
+
+// deadlineGuard says which calls need a goroutine to return on time.
+type deadlineGuard uint8
+
+const (
+	guardNone         deadlineGuard = iota // run every call directly
+	guardCancellation                      // the store keeps deadlines, not cancellation
+	guardAll                               // the store keeps neither
+)
+
+// guardFor is the guard WithDeadlineGuard asks for on store.
+func guardFor(store Store, requested bool) deadlineGuard {
+	switch {
+	case !requested:
+		return guardNone
+	case honoursDeadlines(store):
+		return guardCancellation
+	}
+	return guardAll
+}
+
+// honoursDeadlines reports whether a store's calls return by their
+// context's deadline: go-redis clients made with ContextTimeoutEnabled.
 func honoursDeadlines(store Store) bool {
 	switch c := store.(type) {
 	case *redis.Client:
@@ -23,17 +63,14 @@ func honoursDeadlines(store Store) bool {
 	return false
 }
 
-// within runs call and returns its result, or ctx's error as soon as ctx
-// ends, so that every lock call returns by its context's deadline even on a
-// store that would block longer. The abandoned call finishes in the
-// background and its result is dropped: its outcome is unknown to the
-// caller, as with any error. Calls whose context cannot end, or that the
-// store itself bounds, run directly with no goroutine.
-func within[T any](ctx context.Context, guarded bool, call func() T) (T, error) {
-	if ctx.Done() == nil {
+// within runs call and returns its result, or, when the guard asks for it,
+// ctx's error as soon as ctx ends, leaving the call to finish in the
+// background with its result dropped.
+func within[T any](ctx context.Context, guard deadlineGuard, call func() T) (T, error) {
+	if guard == guardNone || ctx.Done() == nil {
 		return call(), nil
 	}
-	if _, ok := ctx.Deadline(); !guarded && ok {
+	if _, ok := ctx.Deadline(); ok && guard == guardCancellation {
 		return call(), nil
 	}
 	done := make(chan T, 1)

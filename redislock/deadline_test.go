@@ -14,9 +14,10 @@ import (
 
 // TestCallsReturnByTheirDeadline: with the server stopped (SIGSTOP), every
 // call returns by its context's deadline with the context's error, where
-// the client alone would wait for its 3 s read timeout. Stores: go-zero's,
-// a default go-redis client, and one with ContextTimeoutEnabled (which
-// bounds calls itself). After the server resumes, the lock is intact.
+// the client alone would wait for its 3 s read timeout. Locks: on go-zero's
+// store and a default go-redis client WithDeadlineGuard, and on a go-redis
+// client with ContextTimeoutEnabled (which bounds calls itself) without it.
+// After the server resumes, the lock is intact.
 func TestCallsReturnByTheirDeadline(t *testing.T) {
 	srv := redistest.Start(t)
 	timed := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
@@ -29,7 +30,11 @@ func TestCallsReturnByTheirDeadline(t *testing.T) {
 	for _, b := range stores {
 		t.Run(b.name, func(t *testing.T) {
 			key := "zerolock-test:" + t.Name()
-			holder, rival := b.newLock(key), b.newLock(key)
+			var opts []redislock.Option
+			if b.name != "go-redis-context-timeouts" {
+				opts = append(opts, redislock.WithDeadlineGuard())
+			}
+			holder, rival := b.newLock(key), b.newLock(key, opts...)
 			holder.SetExpire(30)
 			rival.SetExpire(30)
 			mustAcquire(t, holder, true)

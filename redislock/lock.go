@@ -26,7 +26,7 @@ type RedisLock struct {
 	acks        int // WithReplicaAcks
 	acksTimeout time.Duration
 	setGet      *setGetSupport
-	guarded     bool // the store may outlive a call's context: see within
+	guard       deadlineGuard // WithDeadlineGuard
 
 	// Arguments built once, so that a lock cycle does not allocate them.
 	tokenArg    any      // the token, boxed for SET
@@ -86,7 +86,7 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 	if rl.setGet == nil {
 		rl.setGet = new(setGetSupport)
 	}
-	rl.guarded = !honoursDeadlines(store)
+	rl.guard = guardFor(store, o.deadlineGuard)
 	if o.fencing {
 		rl.fenceKeys = []string{key, companionKey(key, "zerolock.fence")}
 	}
@@ -124,8 +124,8 @@ func (rl *RedisLock) Acquire() (bool, error) {
 //
 // It returns ErrInvalidExpiry for a negative or empty expiry, and a wrapped
 // store error when Redis cannot answer; errors.Is(err, ctx.Err()) holds when
-// the context ended. It returns when ctx ends even if the client would wait
-// longer (see docs/DEPLOYMENT.md). After an error the lock may or may not be
+// the context ended. With WithDeadlineGuard it returns when ctx ends even if
+// the client would wait longer. After an error the lock may or may not be
 // held; a later AcquireCtx or ReleaseCtx on the same instance settles it.
 func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
 	px, err := rl.px()
@@ -150,7 +150,7 @@ func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
 func (rl *RedisLock) try(ctx context.Context, px time.Duration, script bool) (bool, time.Duration, error) {
 	sent := time.Now()
 	reentrant, seen := rl.state.beginAcquire()
-	r, err := within(ctx, rl.guarded, func() attempt {
+	r, err := within(ctx, rl.guard, func() attempt {
 		return rl.attempt(ctx, px, script || reentrant)
 	})
 	if err == nil {
@@ -284,8 +284,9 @@ func (rl *RedisLock) Release() (bool, error) {
 // instance's afterwards.
 //
 // It returns a wrapped store error when Redis cannot answer;
-// errors.Is(err, ctx.Err()) holds when the context ended, and it returns when
-// ctx ends even if the client would wait longer. Callers that
+// errors.Is(err, ctx.Err()) holds when the context ended; with
+// WithDeadlineGuard it returns when ctx ends even if the client would wait
+// longer. Callers that
 // release on the way out of a request should pass a context that is not
 // already cancelled, such as context.WithoutCancel(ctx).
 func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
@@ -296,7 +297,7 @@ func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
 		return false, rl.wrap(ctx, "release", err)
 	}
 	seen := rl.state.beginRelease()
-	cmd, err := within(ctx, rl.guarded, func() *redis.Cmd {
+	cmd, err := within(ctx, rl.guard, func() *redis.Cmd {
 		return releaseScript.run(ctx, rl.store, rl.keys, rl.releaseArgs...)
 	})
 	var reply any
@@ -323,7 +324,7 @@ func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
 // key exists without an expiry, and a wrapped store error when Redis cannot
 // answer.
 func (rl *RedisLock) TTL(ctx context.Context) (time.Duration, error) {
-	cmd, err := within(ctx, rl.guarded, func() *redis.DurationCmd {
+	cmd, err := within(ctx, rl.guard, func() *redis.DurationCmd {
 		return rl.store.PTTL(ctx, rl.key)
 	})
 	var ttl time.Duration

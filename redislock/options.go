@@ -11,14 +11,15 @@ const DefaultTolerance = 500 * time.Millisecond
 type Option func(*options)
 
 type options struct {
-	expiry      time.Duration
-	tolerance   time.Duration
-	fencing     bool
-	wait        waitOptions
-	nodeTimeout time.Duration
-	acks        int
-	acksTimeout time.Duration
-	setGet      *setGetSupport // shared by a Backend's locks
+	expiry        time.Duration
+	tolerance     time.Duration
+	fencing       bool
+	wait          waitOptions
+	nodeTimeout   time.Duration
+	acks          int
+	acksTimeout   time.Duration
+	setGet        *setGetSupport // shared by a Backend's locks
+	deadlineGuard bool
 }
 
 func defaultOptions() options {

@@ -49,7 +49,7 @@ func NewRedLock(stores []Store, key string, opts ...Option) *RedLock {
 	}
 	for _, s := range stores {
 		n := newLock(s, key, token, o)
-		n.guarded = false // each bounds every node call by itself
+		n.guard = guardNone // each bounds every node call by itself
 		rl.nodes = append(rl.nodes, n)
 	}
 	rl.SetExpiry(o.expiry)

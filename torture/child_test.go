@@ -37,8 +37,9 @@ func runChild(role string) int {
 // counter, sleep 0-1 ms, write it back plus one, and release, until the
 // deadline or the target count. It prints its acquisitions and any overlap
 // of hold intervals it saw on its own monotonic clock. With CALL_TIMEOUT,
-// each acquire and release gets a context with that timeout, and it also
-// prints the longest time a call took past its deadline.
+// each acquire and release gets a context with that timeout, the locks are
+// made WithDeadlineGuard, and it also prints the longest time a call took
+// past its deadline.
 func exclusionChild(client *redis.Client) int {
 	goroutines, _ := strconv.Atoi(os.Getenv("GOROUTINES"))
 	target, _ := strconv.ParseInt(os.Getenv("TARGET"), 10, 64)
@@ -75,7 +76,11 @@ func exclusionChild(client *redis.Client) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lock := redislock.NewWithClient(client, key, redislock.WithExpiry(5*time.Second))
+			opts := []redislock.Option{redislock.WithExpiry(5 * time.Second)}
+			if callTimeout > 0 {
+				opts = append(opts, redislock.WithDeadlineGuard())
+			}
+			lock := redislock.NewWithClient(client, key, opts...)
 			for time.Now().Before(deadline) && (target == 0 || acquired.Load() < target) {
 				ok, err := bounded(func(ctx context.Context) (bool, error) { return lock.AcquireWaitCtx(ctx, time.Second) })
 				if err != nil {

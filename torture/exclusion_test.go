@@ -88,8 +88,8 @@ func TestMutualExclusionAcrossProcesses(t *testing.T) {
 // TestServerStalls runs the workload of test 1 while an admin connection
 // stalls the server again and again, alternating CLIENT PAUSE WRITE and
 // DEBUG SLEEP for 0.2-2 s. Every acquire and release has a 1 s deadline on
-// a default go-redis client (3 s read timeout), so a stall outlives many
-// deadlines. Pass: no overlap, the counter exact, and no call returned more
+// a default go-redis client (3 s read timeout), with WithDeadlineGuard, so a
+// stall outlives many deadlines. Pass: no overlap, the counter exact, and no call returned more
 // than 250 ms after its deadline.
 func TestServerStalls(t *testing.T) {
 	srv := redistest.Start(t, "--enable-debug-command", "local")
@@ -135,7 +135,7 @@ func TestServerStalls(t *testing.T) {
 	if r.overrun > margin {
 		t.Errorf("a call returned %v after its deadline, margin %v", r.overrun, margin)
 	}
-	record(t, fmt.Sprintf("test 1's workload for %v with CLIENT PAUSE WRITE and DEBUG SLEEP of 0.2-2 s, alternating; 1 s deadline per call, default go-redis client (3 s read timeout)", duration),
+	record(t, fmt.Sprintf("test 1's workload for %v with CLIENT PAUSE WRITE and DEBUG SLEEP of 0.2-2 s, alternating; 1 s deadline per call, default go-redis client (3 s read timeout), WithDeadlineGuard", duration),
 		fmt.Sprintf("%d stalls, %d acquisitions, counter %d, %d overlaps, %d calls ended by their deadline or an error, longest overrun %v",
 			n, r.acquired, r.counter, r.overlaps, r.errors, r.overrun.Round(time.Millisecond)))
 }
