@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -66,10 +67,13 @@ func newClient(tb testing.TB) *redis.Client {
 	return shared.srv.Client(tb)
 }
 
-// testKeys returns keys of the test's own: tests share the server.
+// testKeys returns keys of the test's own: tests share the server, and a
+// test run again (go test -count=3) must not find its previous run's data.
 func testKeys(tb testing.TB) Keys {
-	return Keys("test:" + tb.Name())
+	return Keys(fmt.Sprintf("test:%s:%d", tb.Name(), runs.Add(1)))
 }
+
+var runs atomic.Int64
 
 // implementations builds each Market under test on client and keys.
 var implementations = []struct {
