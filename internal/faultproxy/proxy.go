@@ -54,10 +54,15 @@ func (p *Proxy) SetLatency(d time.Duration) {
 func (p *Proxy) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// Every connection is set to close with RST before any is closed: a
+	// copying goroutine that sees its peer closed closes the other side at
+	// once, which would otherwise send that side a FIN.
 	for c := range p.conns {
 		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0) // close with RST, not FIN
+			_ = tc.SetLinger(0)
 		}
+	}
+	for c := range p.conns {
 		_ = c.Close()
 	}
 }
