@@ -45,46 +45,100 @@ func TestOneInstanceFromManyGoroutines(t *testing.T) {
 	})
 }
 
-// lostReplyStore runs SET on the server but reports a failure, as a reply
-// lost to a timeout would.
+// lostReplyStore runs the fast SET on the server but reports a failure, as
+// a reply lost to a reset connection would.
 type lostReplyStore struct {
 	*redis.Client
 }
 
 var errLostReply = errors.New("reply lost")
 
-func (s lostReplyStore) SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd {
-	cmd := s.Client.SetArgs(ctx, key, value, a)
-	cmd.SetErr(errLostReply)
-	return cmd
+func (s lostReplyStore) Process(ctx context.Context, cmd redis.Cmder) error {
+	err := s.Client.Process(ctx, cmd)
+	if cmd.Name() == "set" {
+		cmd.SetErr(errLostReply)
+		return errLostReply
+	}
+	return err
+}
+
+// onceStore records, for each command a lock builds itself, whether it
+// asked go-redis not to resend it.
+type onceStore struct {
+	*redis.Client
+	noRetry map[string]bool
+}
+
+func (s onceStore) Process(ctx context.Context, cmd redis.Cmder) error {
+	s.noRetry[cmd.Name()] = cmd.NoRetry()
+	return s.Client.Process(ctx, cmd)
+}
+
+// TestFastSetAndReleaseAreSentOnce: on a go-redis client, the fresh
+// acquire's SET NX and the release are marked not to be resent after a
+// lost reply, where go-redis's resend would answer "not set" for a key the
+// first send took, or "not held" for one the first send deleted.
+func TestFastSetAndReleaseAreSentOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	store := onceStore{srv.Client(t), map[string]bool{}}
+	lock := redislock.New(store, "zerolock-test:once")
+	lock.SetExpire(5)
+	mustAcquire(t, lock, true)
+	mustRelease(t, lock, true)
+	if !store.noRetry["set"] || !store.noRetry["evalsha"] {
+		t.Fatalf("sent once: %v; want set and evalsha", store.noRetry)
+	}
+}
+
+// setArgsStore is a Store that cannot send a command it did not build, as
+// go-zero's store cannot: its locks acquire with SET NX PX GET.
+type setArgsStore struct {
+	c *redis.Client
+}
+
+func (s setArgsStore) SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd {
+	return s.c.SetArgs(ctx, key, value, a)
+}
+
+func (s setArgsStore) PTTL(ctx context.Context, key string) *redis.DurationCmd {
+	return s.c.PTTL(ctx, key)
+}
+
+func (s setArgsStore) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return s.c.Eval(ctx, script, keys, args...)
+}
+
+func (s setArgsStore) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
+	return s.c.EvalSha(ctx, sha, keys, args...)
 }
 
 // retriedStore sends every SET twice and answers the second, as go-redis
 // does when the first reply is lost to a reset connection.
 type retriedStore struct {
-	*redis.Client
+	setArgsStore
 }
 
 func (s retriedStore) SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd {
-	_ = s.Client.SetArgs(ctx, key, value, a)
-	return s.Client.SetArgs(ctx, key, value, a)
+	_ = s.setArgsStore.SetArgs(ctx, key, value, a)
+	return s.setArgsStore.SetArgs(ctx, key, value, a)
 }
 
-// TestRetriedAcquireIsAcquired: a fresh acquire whose SET the client library
-// sent twice reports the lock it took, where SET NX would have answered
+// TestRetriedAcquireIsAcquired: on a store that resends (go-zero's cannot
+// be told not to), a fresh acquire whose SET was sent twice reports the
+// lock it took, where SET NX would have answered
 // "not set" for a key holding our own token; the key's expiry is the
 // lock's.
 func TestRetriedAcquireIsAcquired(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	key := "zerolock-test:retried"
-	lock := redislock.New(retriedStore{srv.Client(t)}, key)
+	lock := redislock.New(retriedStore{setArgsStore{srv.Client(t)}}, key)
 	lock.SetExpire(5)
 	mustAcquire(t, lock, true)
 	if ttl := admin.PTTL(context.Background(), key).Val(); ttl < 5*time.Second {
 		t.Fatalf("PTTL after a retried acquire = %v, want about 5.5s", ttl)
 	}
-	other := redislock.New(retriedStore{srv.Client(t)}, key)
+	other := redislock.New(retriedStore{setArgsStore{srv.Client(t)}}, key)
 	mustAcquire(t, other, false)
 	mustRelease(t, lock, true)
 }
@@ -92,7 +146,7 @@ func TestRetriedAcquireIsAcquired(t *testing.T) {
 // oldRedisStore answers SET with NX and GET as Redis 6 does: a syntax
 // error. It counts those requests.
 type oldRedisStore struct {
-	*redis.Client
+	setArgsStore
 	setGets *int
 }
 
@@ -103,7 +157,7 @@ func (s oldRedisStore) SetArgs(ctx context.Context, key string, value any, a red
 		cmd.SetErr(replyError("ERR syntax error"))
 		return cmd
 	}
-	return s.Client.SetArgs(ctx, key, value, a)
+	return s.setArgsStore.SetArgs(ctx, key, value, a)
 }
 
 // replyError is an error reply from the server, as go-redis types them.
@@ -117,7 +171,7 @@ func (replyError) RedisError()     {}
 func TestRedisBefore7(t *testing.T) {
 	srv := redistest.Start(t)
 	var setGets int
-	backend := redislock.StoreBackend(oldRedisStore{srv.Client(t), &setGets})
+	backend := redislock.StoreBackend(oldRedisStore{setArgsStore{srv.Client(t)}, &setGets})
 	for i := 0; i < 3; i++ {
 		lock := backend.NewLocker(fmt.Sprintf("zerolock-test:old-redis:%d", i), redislock.LockerOptions{Expiry: 5 * time.Second})
 		if ok, err := lock.AcquireCtx(context.Background()); !ok || err != nil {

@@ -25,9 +25,11 @@
 // tolerance can be set in milliseconds (WithExpiry, WithTolerance), the lock
 // also runs on go-redis clients (NewWithClient, including Redis Cluster and
 // Sentinel failover clients), an instance that does not hold its key
-// acquires with SET NX PX GET (no script, no extra Redis CPU, and safe for
-// the client library to retry after a lost reply: Redis 7.0 or later; older
-// servers get the script), and on
-// go-zero's store the scripts run with EVAL, so the NOSCRIPT replies of a
-// fresh or flushed server cannot reach go-zero's circuit breaker.
+// acquires without a script: on go-redis with a plain SET NX PX that go-redis
+// is told not to resend after a lost reply (a resend would answer "not set"
+// for the key the first send took), on go-zero's store, whose client
+// resends, with SET NX PX GET, which recognises its own token (Redis 7.0 or
+// later; older servers get the script). On go-zero's store the scripts run
+// with EVAL, so the NOSCRIPT replies of a fresh or flushed server cannot
+// reach go-zero's circuit breaker.
 package redislock

@@ -24,12 +24,13 @@ func sharedSetGet(s *setGetSupport) Option {
 	}
 }
 
-// setNXGet is the fast acquire: SET key token NX PX px GET. Unlike a plain
-// SET NX it is safe to retry, which client libraries do by themselves after
-// a lost reply (go-redis retries on a reset connection or a read timeout):
-// a retry finds the key holding our own token and says so (mine), where
-// SET NX would answer "not set" for a lock we hold. refused reports a
-// server that does not accept NX with GET; the caller runs the script.
+// setNXGet is the fast acquire on a store that resends commands after a
+// lost reply and cannot be told not to (go-zero's): SET key token NX PX px
+// GET. A resend finds the key holding our own token and says so (mine),
+// where SET NX would answer "not set" for a lock we hold. refused reports a
+// server that does not accept NX with GET; the caller runs the script. Its
+// success reply is nil, which go-redis checks with allocating error
+// matching; setNXOnce avoids that where it can.
 func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, refused bool, err error) {
 	old, err := rl.store.SetArgs(ctx, rl.key, rl.tokenArg, redis.SetArgs{Mode: "NX", TTL: px, Get: true}).Result()
 	switch {
@@ -50,4 +51,38 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 func isSyntaxError(err error) bool {
 	var reply redis.Error
 	return errors.As(err, &reply) && strings.HasPrefix(err.Error(), "ERR syntax error")
+}
+
+// A processor sends a command its caller built: go-redis's clients are
+// processors, go-zero's store is not.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// onceBoolCmd and onceCmd are commands go-redis must not resend when their
+// reply is lost (it resends after a reset connection or a read timeout),
+// because the resend's answer would be wrong: a second SET NX finds the
+// key the first one took and says "not set"; a second release finds the
+// key the first one deleted and says "not held". Sent once, a lost reply
+// is an error, whose outcome the next call on the instance settles.
+type (
+	onceBoolCmd struct{ *redis.BoolCmd }
+	onceCmd     struct{ *redis.Cmd }
+)
+
+// NoRetry tells go-redis not to resend the command.
+func (onceBoolCmd) NoRetry() bool { return true }
+
+// NoRetry tells go-redis not to resend the command.
+func (onceCmd) NoRetry() bool { return true }
+
+// setNXOnce is the fast acquire on a go-redis client: SET key token NX PX,
+// sent once. Its success reply is a status, not a nil, which go-redis
+// handles without the allocating error checks it runs on nil replies.
+func (rl *RedisLock) setNXOnce(ctx context.Context, px time.Duration) (bool, error) {
+	cmd := redis.NewBoolCmd(ctx, "set", rl.key, rl.tokenArg, "px", px.Milliseconds(), "nx")
+	if err := rl.proc.Process(ctx, onceBoolCmd{cmd}); err != nil {
+		return false, err
+	}
+	return cmd.Val(), nil
 }

@@ -7,12 +7,15 @@ import "sync"
 // Only an acquire by this instance can write its token, so while no acquire
 // is in flight and none has succeeded (or ended unknown) since the key was
 // last seen without the token, the key almost certainly does not hold it.
-// Then SET NX PX GET gives the same answer as the re-entrant script, with
-// no script on the server: that is the common path (a fresh lock, a lock
+// Then a plain SET NX PX (sent once, on go-redis) or SET NX PX GET (on
+// other stores) gives the same answer as the re-entrant script, with no
+// script on the server: that is the common path (a fresh lock, a lock
 // after Release or after a refused try). In every other case the script
-// decides, and it also decides when SET ... GET finds our own token: a
-// retried send, an acquire on this instance that overlapped, or a call that
-// timed out on the client and ran on the server later.
+// decides. It also decides when another acquire on this instance overlapped
+// a refused SET NX (that acquire may have written our token), and when SET
+// ... GET finds our own token (a resend by the client library, an
+// overlapping acquire, or a call that timed out on the client and ran on
+// the server later).
 //
 // Getting this wrong in the unsafe direction is impossible: SET NX never
 // takes a key somebody else holds.
@@ -45,6 +48,14 @@ func (s *holdState) endAcquire(seen uint64, held bool) {
 		s.clearIfQuiet(seen)
 	}
 	s.mu.Unlock()
+}
+
+// overlapped reports whether another acquire on this instance is in flight
+// or has ended acquired-or-unknown since the one that saw seen began.
+func (s *holdState) overlapped(seen uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inflight > 1 || s.gains != seen
 }
 
 // beginRelease returns the gains seen when a release is sent.

@@ -59,6 +59,22 @@ func TestHoldState(t *testing.T) {
 	}
 }
 
+func TestOverlapped(t *testing.T) {
+	var s holdState
+	_, a := s.beginAcquire()
+	if s.overlapped(a) {
+		t.Fatal("a lone acquire reported an overlap")
+	}
+	_, b := s.beginAcquire()
+	if !s.overlapped(a) {
+		t.Fatal("two acquires in flight not reported as overlapping")
+	}
+	s.endAcquire(b, true)
+	if !s.overlapped(a) {
+		t.Fatal("an acquire that succeeded meanwhile not reported")
+	}
+}
+
 func TestTokens(t *testing.T) {
 	const n = 100_000
 	seen := make(map[string]struct{}, n)

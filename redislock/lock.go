@@ -27,6 +27,7 @@ type RedisLock struct {
 	acksTimeout time.Duration
 	setGet      *setGetSupport
 	guard       deadlineGuard // WithDeadlineGuard
+	proc        processor     // the store, when it can send a command once
 
 	// Arguments built once, so that a lock cycle does not allocate them.
 	tokenArg    any      // the token, boxed for SET
@@ -87,6 +88,7 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 		rl.setGet = new(setGetSupport)
 	}
 	rl.guard = guardFor(store, o.deadlineGuard)
+	rl.proc, _ = store.(processor)
 	if o.fencing {
 		rl.fenceKeys = []string{key, companionKey(key, "zerolock.fence")}
 	}
@@ -146,12 +148,13 @@ func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
 // try makes one acquire attempt, keeping the bookkeeping of which path the
 // next one may take. script forces the re-entrant script, whose refusal
 // carries the holder's remaining time (waiters sleep no longer than it);
-// otherwise an instance that cannot hold the key uses SET NX PX GET.
+// otherwise an instance that cannot hold the key uses SET NX PX, sent once
+// (go-redis), or SET NX PX GET (stores that resend).
 func (rl *RedisLock) try(ctx context.Context, px time.Duration, script bool) (bool, time.Duration, error) {
 	sent := time.Now()
 	reentrant, seen := rl.state.beginAcquire()
 	r, err := within(ctx, rl.guard, func() attempt {
-		return rl.attempt(ctx, px, script || reentrant)
+		return rl.attempt(ctx, px, script || reentrant, seen)
 	})
 	if err == nil {
 		err = r.err
@@ -171,14 +174,22 @@ type attempt struct {
 	err       error
 }
 
-// attempt sends one acquire by the path the lock's state allows.
-func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script bool) attempt {
+// attempt sends one acquire by the path the lock's state allows; seen is
+// the hold state's count when it began.
+func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script bool, seen uint64) attempt {
 	var r attempt
 	switch {
 	case rl.acks > 0:
 		r.ok, r.err = rl.acquireReplicated(ctx, px)
 	case script || rl.fencing || rl.setGet.refused.Load():
 		r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px)
+	case rl.proc != nil:
+		r.ok, r.err = rl.setNXOnce(ctx, px)
+		if r.err == nil && !r.ok && rl.state.overlapped(seen) {
+			// Another acquire on this instance ran meanwhile and may have
+			// written our own token, which SET NX cannot recognise.
+			r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px)
+		}
 	default:
 		var mine, refused bool
 		r.ok, mine, refused, r.err = rl.setNXGet(ctx, px)
@@ -278,10 +289,11 @@ func (rl *RedisLock) Release() (bool, error) {
 // ReleaseCtx deletes the lock's key if, and only if, it still holds this
 // instance's token, stops its watchdog, and wakes the waiters of other
 // instances. It reports false, with a nil error, when the lock was not held
-// (never taken, expired, or taken by another holder since), and also when
-// the client library resent a release whose first reply was lost (go-redis
-// does after a reset connection): true or false, the lock is not this
-// instance's afterwards.
+// (never taken, expired, or taken by another holder since). On go-zero's
+// store it may also answer false when go-zero's client resent a release
+// whose first reply was lost (on go-redis the release is sent once, and a
+// lost reply is an error): true or false, the lock is not this instance's
+// afterwards.
 //
 // It returns a wrapped store error when Redis cannot answer;
 // errors.Is(err, ctx.Err()) holds when the context ended; with
@@ -298,7 +310,7 @@ func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
 	}
 	seen := rl.state.beginRelease()
 	cmd, err := within(ctx, rl.guard, func() *redis.Cmd {
-		return releaseScript.run(ctx, rl.store, rl.keys, rl.releaseArgs...)
+		return releaseScript.runOnce(ctx, rl.store, rl.proc, rl.keys, rl.releaseArgs...)
 	})
 	var reply any
 	if err == nil {

@@ -50,3 +50,35 @@ func (s *script) run(ctx context.Context, store Store, keys []string, args ...an
 	}
 	return cmd
 }
+
+// runOnce is run, except that on a processor (a go-redis client) the
+// commands are sent once: a lost reply is an error, never a resend (see
+// onceCmd). Other stores resend as their client does.
+func (s *script) runOnce(ctx context.Context, store Store, proc processor, keys []string, args ...any) *redis.Cmd {
+	if proc == nil {
+		return s.run(ctx, store, keys, args...)
+	}
+	cmd := evalCmd(ctx, "evalsha", s.sha, keys, args)
+	_ = proc.Process(ctx, onceCmd{cmd})
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		cmd = evalCmd(ctx, "eval", s.src, keys, args)
+		_ = proc.Process(ctx, onceCmd{cmd})
+	}
+	return cmd
+}
+
+// evalCmd builds EVAL or EVALSHA as go-redis does, with the first key's
+// position set for cluster routing.
+func evalCmd(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
+	cmdArgs := make([]any, 3, 3+len(keys)+len(args))
+	cmdArgs[0], cmdArgs[1], cmdArgs[2] = name, script, len(keys)
+	for _, k := range keys {
+		cmdArgs = append(cmdArgs, k)
+	}
+	cmdArgs = append(cmdArgs, args...)
+	cmd := redis.NewCmd(ctx, cmdArgs...)
+	if len(keys) > 0 {
+		cmd.SetFirstKeyPos(3)
+	}
+	return cmd
+}
