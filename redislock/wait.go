@@ -85,9 +85,9 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 		switch {
 		case ok:
 			return true, nil
-		case err != nil && ctx.Err() != nil:
+		case err != nil && ended(ctx) != nil:
 			return false, rl.wrap(ctx, "acquire", err)
-		case err != nil && waitCtx.Err() != nil:
+		case err != nil && ended(waitCtx) != nil:
 			return false, nil // the wait limit cut the try short
 		case err != nil:
 			return false, rl.wrap(ctx, "acquire", err)
