@@ -91,7 +91,7 @@ func serve(t *testing.T, c interceptor.LockConf, store *zredis.Redis, impl testp
 }
 
 // serveWith is serve for an interceptor built already.
-func serveWith(t *testing.T, lock grpc.UnaryServerInterceptor, impl testpb.PaymentsServer,
+func serveWith(t testing.TB, lock grpc.UnaryServerInterceptor, impl testpb.PaymentsServer,
 	outer ...grpc.UnaryServerInterceptor) testpb.PaymentsClient {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -204,8 +204,9 @@ func (l *locker) lockKey(ctx context.Context, ru *rule, req any) (string, error)
 var errAmbiguous = errors.New("given more than once")
 
 func addMetadata(ctx context.Context, hs *keyspec.Hasher, name string) error {
-	md, _ := metadata.FromIncomingContext(ctx)
-	values := md.Get(name)
+	// ValueFromIncomingContext copies one key's values, where
+	// FromIncomingContext would copy the whole metadata on every call.
+	values := metadata.ValueFromIncomingContext(ctx, name)
 	switch {
 	case len(values) > 1:
 		return errAmbiguous
