@@ -117,6 +117,43 @@ func (r *report) table() string {
 	return b.String()
 }
 
+// redisCPU breaks each lock-cycle scenario's Redis µs/op down by command
+// (the median over rounds of each command's share), so the cost of a
+// script against a plain command shows.
+func (r *report) redisCPU() string {
+	var b strings.Builder
+	b.WriteString("\n## Where the Redis CPU goes\n\nRedis µs per operation by command, median over the rounds.\n")
+	for _, sc := range r.order {
+		if sc == handoffScenario || sc == httpScenario || sc == grpcScenario {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### %s\n\n| contender | by command |\n|---|---|\n", sc)
+		for _, name := range r.names[sc] {
+			perCmd := map[string][]float64{}
+			for _, s := range r.samples[sc][name] {
+				for cmd, usec := range s.usecCmd {
+					perCmd[cmd] = append(perCmd[cmd], usec)
+				}
+			}
+			cmds := make([]string, 0, len(perCmd))
+			for cmd := range perCmd {
+				cmds = append(cmds, cmd)
+			}
+			sort.Strings(cmds)
+			parts := make([]string, 0, len(cmds))
+			for _, cmd := range cmds {
+				// A command absent from some rounds counts 0 there.
+				xs := append(perCmd[cmd], make([]float64, len(r.samples[sc][name])-len(perCmd[cmd]))...)
+				if m := median(xs); m >= 0.005 {
+					parts = append(parts, fmt.Sprintf("%s %.2f", strings.ToUpper(cmd), m))
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s |\n", name, strings.Join(parts, " + "))
+		}
+	}
+	return b.String()
+}
+
 func shorten(s string) string {
 	if len(s) > 60 {
 		return s[:60] + "…"
@@ -143,6 +180,7 @@ func (r *report) write(dir string) error {
 	b.WriteString(r.machine())
 	b.WriteString("\n![ratio to the floor](benchmarks.svg)\n")
 	b.WriteString(r.table())
+	b.WriteString(r.redisCPU())
 	return os.WriteFile(filepath.Join(dir, "BENCHMARKS.md"), []byte(b.String()), 0o644)
 }
 

@@ -26,9 +26,10 @@ var scenarios = []scenario{
 
 // sample is one contender's run of one scenario.
 type sample struct {
-	count    int64   // operations completed
-	ops      float64 // operations (acquire tries, with the release when acquired) per second
-	usecOp   float64 // Redis CPU per operation, from INFO commandstats
+	count    int64              // operations completed
+	ops      float64            // operations (acquire tries, with the release when acquired) per second
+	usecOp   float64            // Redis CPU per operation, from INFO commandstats
+	usecCmd  map[string]float64 // usecOp by command (set, evalsha, ...)
 	errors   int64
 	firstErr error
 }
@@ -37,7 +38,7 @@ type sample struct {
 // they cost.
 func runCycles(cl clients, admin *redis.Client, c cycleContender, sc scenario, round int, d time.Duration) sample {
 	prefix := fmt.Sprintf("bench:%s:%d:", strings.ReplaceAll(c.name, " ", ""), round)
-	before := serverUsec(admin)
+	before := commandUsec(admin)
 	s := drive(sc.goroutines, d, func(g int) func(context.Context) error {
 		key := prefix + strconv.Itoa(g)
 		if sc.sameKey {
@@ -50,19 +51,25 @@ func runCycles(cl clients, admin *redis.Client, c cycleContender, sc scenario, r
 		}
 	})
 	if s.count > 0 {
-		s.usecOp = (serverUsec(admin) - before) / float64(s.count)
+		s.usecCmd = map[string]float64{}
+		for name, usec := range commandUsec(admin) {
+			if d := usec - before[name]; d > 0 {
+				s.usecCmd[name] = d / float64(s.count)
+				s.usecOp += d / float64(s.count)
+			}
+		}
 	}
 	return s
 }
 
-// serverUsec is the CPU time Redis spent in commands, from INFO
-// commandstats (microseconds per call times calls), leaving out INFO.
-func serverUsec(admin *redis.Client) float64 {
+// commandUsec is the CPU time Redis spent in each command so far, from
+// INFO commandstats (microseconds per call times calls), leaving out INFO.
+func commandUsec(admin *redis.Client) map[string]float64 {
+	usec := map[string]float64{}
 	info, err := admin.Info(context.Background(), "commandstats").Result()
 	if err != nil {
-		return 0
+		return usec
 	}
-	var total float64
 	for _, line := range strings.Split(info, "\n") {
 		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
@@ -71,11 +78,11 @@ func serverUsec(admin *redis.Client) float64 {
 		for _, field := range strings.Split(stats, ",") {
 			if v, ok := strings.CutPrefix(field, "usec="); ok {
 				u, _ := strconv.ParseFloat(v, 64)
-				total += u
+				usec[strings.TrimPrefix(name, "cmdstat_")] += u
 			}
 		}
 	}
-	return total
+	return usec
 }
 
 // median of xs (xs is reordered).
