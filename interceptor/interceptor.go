@@ -42,9 +42,11 @@ func MustUnaryServerInterceptor(c LockConf, store *redis.Redis) grpc.UnaryServer
 }
 
 // UnaryServerInterceptorWithStore is UnaryServerInterceptor for any
-// redislock.Store, such as a go-redis client.
+// redislock.Store, such as a go-redis client. Its locks are only ever
+// tried, never waited for, so their releases skip the waiters' wake-up
+// (redislock.WithoutWakeups), which costs Redis CPU and serves nobody here.
 func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.UnaryServerInterceptor, error) {
-	return UnaryServerInterceptorWithBackend(c, redislock.StoreBackend(store))
+	return UnaryServerInterceptorWithBackend(c, redislock.StoreBackend(store, redislock.WithoutWakeups()))
 }
 
 // UnaryServerInterceptorWithBackend is UnaryServerInterceptor for any lock

@@ -166,6 +166,30 @@ func TestInflightReleasesOnPanic(t *testing.T) {
 	}
 }
 
+// TestReleasesWithoutWakeups: the middleware's locks are only tried, so
+// its releases do not publish the waiters' wake-up
+// (redislock.WithoutWakeups); the lock is released all the same.
+func TestReleasesWithoutWakeups(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	m := mustMiddleware(t, middleware.LockConf{Rules: []middleware.LockRule{{
+		Method: http.MethodPost, Path: "/pay/:id", Keys: []string{"path:id", "ip"},
+	}}}, newStore(srv))
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) },
+		[]rest.Route{{Method: http.MethodPost, Path: "/pay/:id", Handler: func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusOK)
+		}}})
+	before := redistest.Publishes(t, admin)
+	for i := 0; i < 2; i++ {
+		if r := resttest.Do(t, http.MethodPost, base+"/pay/7", ""); r.Status != http.StatusOK {
+			t.Fatalf("request %d answered %d, want 200 (the first one's lock released)", i+1, r.Status)
+		}
+	}
+	if got := redistest.Publishes(t, admin) - before; got != 0 {
+		t.Errorf("the middleware's releases published %d times", got)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	srv := redistest.Start(t)
 	m := mustMiddleware(t, middleware.LockConf{

@@ -84,6 +84,9 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 		channel:     releaseChannel(key),
 	}
 	rl.releaseArgs = []any{token, rl.channel}
+	if o.quietRelease {
+		rl.releaseArgs[1] = "" // see release.lua
+	}
 	if rl.setGet == nil {
 		rl.setGet = new(setGetSupport)
 	}
@@ -288,7 +291,7 @@ func (rl *RedisLock) Release() (bool, error) {
 
 // ReleaseCtx deletes the lock's key if, and only if, it still holds this
 // instance's token, stops its watchdog, and wakes the waiters of other
-// instances. It reports false, with a nil error, when the lock was not held
+// instances (unless WithoutWakeups). It reports false, with a nil error, when the lock was not held
 // (never taken, expired, or taken by another holder since). On go-zero's
 // store it may also answer false when go-zero's client resent a release
 // whose first reply was lost (on go-redis the release is sent once, and a
