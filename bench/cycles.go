@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
+	rawfloor "github.com/zerolock/zerolock/internal/floor"
 	"github.com/zerolock/zerolock/redislock"
 )
 
@@ -35,17 +36,17 @@ type cycleContender struct {
 	new  func(c clients, key string) cycler
 }
 
-var floorRelease = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then
-    return redis.call("DEL", KEYS[1])
-end
-return 0`)
-
 var cycleContenders = []cycleContender{
 	{"floor (SET NX + EVALSHA)", func(c clients, key string) cycler {
 		return &floor{client: c.redis, key: key, token: "floor-" + key}
 	}},
 	{"zerolock on go-redis", func(c clients, key string) cycler {
 		l := redislock.NewWithClient(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
+		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
+	}},
+	{"zerolock on go-redis, WithoutWakeups", func(c clients, key string) cycler {
+		l := redislock.NewWithClient(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0),
+			redislock.WithoutWakeups())
 		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
 	}},
 	{"zerolock on go-zero", func(c clients, key string) cycler {
@@ -72,11 +73,7 @@ type floor struct {
 }
 
 func (f *floor) cycle(ctx context.Context) (bool, error) {
-	ok, err := f.client.SetNX(ctx, f.key, f.token, expiry).Result()
-	if err != nil || !ok {
-		return false, err
-	}
-	return true, floorRelease.EvalSha(ctx, f.client, []string{f.key}, f.token).Err()
+	return rawfloor.Cycle(ctx, f.client, f.key, f.token, expiry)
 }
 
 type lockCycler struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
+	rawfloor "github.com/zerolock/zerolock/internal/floor"
 	"github.com/zerolock/zerolock/internal/redistest"
 )
 
@@ -63,7 +64,7 @@ func run(addr string, rounds int, d time.Duration, out string) error {
 	}
 	defer cl.redis.Close()
 	// The floor's EVALSHA needs its script cached, as any lock would load it.
-	if err := floorRelease.Load(context.Background(), cl.redis).Err(); err != nil {
+	if err := rawfloor.Release.Load(context.Background(), cl.redis).Err(); err != nil {
 		return err
 	}
 

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/rest"
 	"google.golang.org/grpc"
@@ -23,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zerolock/zerolock/interceptor"
+	rawfloor "github.com/zerolock/zerolock/internal/floor"
 	"github.com/zerolock/zerolock/internal/testpb"
 	"github.com/zerolock/zerolock/middleware"
 )
@@ -35,16 +35,6 @@ const (
 	grpcScenario  = "gRPC interceptor, 50 clients"
 	serverClients = 50
 )
-
-// floorLock is the raw floor done by a handler: SET NX PX, then the
-// EVALSHA compare-and-delete.
-func floorLock(ctx context.Context, c *redis.Client, key string) error {
-	ok, err := c.SetNX(ctx, key, key, expiry).Result()
-	if err != nil || !ok {
-		return fmt.Errorf("floor SET NX: %v %v", ok, err)
-	}
-	return floorRelease.EvalSha(ctx, c, []string{key}, key).Err()
-}
 
 // httpBench serves POST /locked/orders through the middleware and POST
 // /floor/orders with the floor in its handler, on a loopback port.
@@ -81,7 +71,8 @@ func startHTTP(cl clients) (*httpBench, error) {
 		{Method: http.MethodPost, Path: "/locked/orders", Handler: func(w http.ResponseWriter, r *http.Request) {}},
 		{Method: http.MethodPost, Path: "/floor/orders", Handler: func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body) // the order's JSON: distinct per request
-			if err := floorLock(r.Context(), cl.redis, "bench:http-floor:"+string(body)); err != nil {
+			key := "bench:http-floor:" + string(body)
+			if ok, err := rawfloor.Cycle(r.Context(), cl.redis, key, key, expiry); !ok || err != nil {
 				w.WriteHeader(http.StatusServiceUnavailable)
 			}
 		}},
@@ -138,22 +129,6 @@ type grpcBench struct {
 	client testpb.PaymentsClient
 }
 
-type floorPayments struct {
-	testpb.UnimplementedPaymentsServer
-	redis *redis.Client
-}
-
-func (floorPayments) Pay(context.Context, *testpb.PayRequest) (*testpb.PayReply, error) {
-	return &testpb.PayReply{Status: "paid"}, nil
-}
-
-func (p floorPayments) Refund(ctx context.Context, req *testpb.PayRequest) (*testpb.PayReply, error) {
-	if err := floorLock(ctx, p.redis, "bench:grpc-floor:"+req.GetOrder().GetId()); err != nil {
-		return nil, err
-	}
-	return &testpb.PayReply{Status: "refunded"}, nil
-}
-
 func startGRPC(cl clients) (*grpcBench, error) {
 	lock, err := interceptor.UnaryServerInterceptorWithStore(interceptor.LockConf{Rules: []interceptor.LockRule{{
 		Method: "/zerolock.test.Payments/Pay", Keys: []string{"field:order.id", "metadata:x-user"},
@@ -166,7 +141,7 @@ func startGRPC(cl clients) (*grpcBench, error) {
 		return nil, err
 	}
 	s := grpc.NewServer(grpc.UnaryInterceptor(lock))
-	testpb.RegisterPaymentsServer(s, floorPayments{redis: cl.redis})
+	testpb.RegisterPaymentsServer(s, rawfloor.Payments{Redis: cl.redis, Prefix: "bench:grpc-floor:", TTL: expiry})
 	go func() { _ = s.Serve(l) }()
 	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

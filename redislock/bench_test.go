@@ -7,19 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/zerolock/zerolock/internal/floor"
 	"github.com/zerolock/zerolock/internal/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
-
-// floorRelease is the compare-and-delete the raw floor runs: the least a
-// correct lock can do on release.
-var floorRelease = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then
-    return redis.call("DEL", KEYS[1])
-end
-return 0`)
 
 // BenchmarkAcquireRelease measures one acquire + release cycle on a real
 // redis-server through each store, beside the raw floor (SET NX PX and an
@@ -32,7 +25,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true,
 	})
 	ctx := context.Background()
-	if err := floorRelease.Load(ctx, client).Err(); err != nil {
+	if err := floor.Release.Load(ctx, client).Err(); err != nil {
 		b.Fatal(err)
 	}
 
@@ -42,11 +35,8 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		key, token := "bench:floor", "token-"+strconv.Itoa(b.N)
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if !client.SetNX(ctx, key, token, 5500*time.Millisecond).Val() {
-				b.Fatal("floor SET NX refused")
-			}
-			if err := floorRelease.EvalSha(ctx, client, []string{key}, token).Err(); err != nil {
-				b.Fatal(err)
+			if ok, err := floor.Cycle(ctx, client, key, token, 5500*time.Millisecond); !ok || err != nil {
+				b.Fatalf("floor cycle: %v, %v", ok, err)
 			}
 		}
 	})
@@ -97,7 +87,7 @@ func BenchmarkContendedTryLock(b *testing.B) {
 	srv := redistest.Start(b)
 	client := srv.Client(b)
 	ctx := context.Background()
-	if err := floorRelease.Load(ctx, client).Err(); err != nil {
+	if err := floor.Release.Load(ctx, client).Err(); err != nil {
 		b.Fatal(err)
 	}
 	var next atomic.Int64
@@ -106,9 +96,7 @@ func BenchmarkContendedTryLock(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			token := "t" + strconv.FormatInt(next.Add(1), 10)
 			for pb.Next() {
-				if ok, _ := client.SetNX(ctx, "bench:contended:floor", token, 5*time.Second).Result(); ok {
-					_ = floorRelease.EvalSha(ctx, client, []string{"bench:contended:floor"}, token).Err()
-				}
+				_, _ = floor.Cycle(ctx, client, "bench:contended:floor", token, 5*time.Second)
 			}
 		})
 	})
