@@ -34,7 +34,7 @@ type RedisLock struct {
 	keys        []string // {key}
 	fenceKeys   []string // {key, fencing counter}
 	channel     string   // where releases are announced
-	releaseArgs []any    // {token, channel}
+	releaseArgs []any    // {token, channel}, or {token} WithoutWakeups
 
 	expiry atomic.Int64 // time.Duration
 	fence  atomic.Int64 // fencing token of the current hold
