@@ -291,19 +291,18 @@ func (rl *RedisLock) Release() (bool, error) {
 
 // ReleaseCtx deletes the lock's key if, and only if, it still holds this
 // instance's token, stops its watchdog, and wakes the waiters of other
-// instances (unless WithoutWakeups). It reports false, with a nil error, when the lock was not held
-// (never taken, expired, or taken by another holder since). On go-zero's
-// store it may also answer false when go-zero's client resent a release
-// whose first reply was lost (on go-redis the release is sent once, and a
-// lost reply is an error): true or false, the lock is not this instance's
-// afterwards.
+// instances (unless WithoutWakeups). It reports false, with a nil error,
+// when the lock was not held (never taken, expired, or taken by another
+// holder since). On go-zero's store it may also answer false when go-zero's
+// client resent a release whose first reply was lost (on go-redis the
+// release is sent once, and a lost reply is an error): true or false, the
+// lock is not this instance's afterwards.
 //
 // It returns a wrapped store error when Redis cannot answer;
 // errors.Is(err, ctx.Err()) holds when the context ended; with
 // WithDeadlineGuard it returns when ctx ends even if the client would wait
-// longer. Callers that
-// release on the way out of a request should pass a context that is not
-// already cancelled, such as context.WithoutCancel(ctx).
+// longer. Callers that release on the way out of a request should pass a
+// context that is not already cancelled, such as context.WithoutCancel(ctx).
 func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
 	// The watchdog stops first, even when ctx has ended: a release that
 	// cannot reach Redis must not leave it renewing.
