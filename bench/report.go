@@ -175,7 +175,10 @@ func (r *report) write(dir string) error {
 		"Rates are medians over the rounds; a ratio is the median of each round's ratio to the baseline\n"+
 		"measured in that same round, so the machine's drift between rounds cancels. An operation is one\n"+
 		"acquire try and, when it succeeded, the release. Redis µs/op is the server's command CPU\n"+
-		"(INFO commandstats) per operation. Allocations per cycle are in\n"+
+		"(INFO commandstats) per operation, summed over every command's line; the line of a script\n"+
+		"(EVAL, EVALSHA) includes the commands it calls, which also count on their own lines, so\n"+
+		"a GET or DEL run by a release script counts twice, for the floor as for the locks.\n"+
+		"Allocations per cycle are in\n"+
 		"`go test -bench AcquireRelease -benchmem ./redislock`.\n\n", time.Now().UTC().Format("2006-01-02"), r.rounds, r.runTime)
 	b.WriteString(r.machine())
 	b.WriteString("\n![ratio to the floor](benchmarks.svg)\n")
