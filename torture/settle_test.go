@@ -2,6 +2,7 @@ package torture
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,18 +34,18 @@ func newSettler(t *testing.T, addr string, proxy *faultproxy.Proxy) *settler {
 
 // settle must run while no client call is in flight: it cuts every proxied
 // connection and returns once Redis has freed all of those it listed
-// before the cut. It fails the test if that takes longer than 10 s.
-func (s *settler) settle(t *testing.T) {
+// before the cut, or an error if that takes longer than 10 s.
+func (s *settler) settle() error {
 	before, err := s.connections()
 	if err != nil {
-		t.Fatalf("CLIENT LIST: %v", err)
+		return fmt.Errorf("CLIENT LIST: %w", err)
 	}
 	s.proxy.Reset()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		now, err := s.connections()
 		if err != nil {
-			t.Fatalf("CLIENT LIST: %v", err)
+			return fmt.Errorf("CLIENT LIST: %w", err)
 		}
 		left := 0
 		for id := range before {
@@ -53,10 +54,10 @@ func (s *settler) settle(t *testing.T) {
 			}
 		}
 		if left == 0 {
-			return
+			return nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("Redis still has %d of the cut connections after 10 s", left)
+			return fmt.Errorf("Redis still has %d of the cut connections after 10 s", left)
 		}
 		time.Sleep(time.Millisecond)
 	}
