@@ -3,7 +3,6 @@ package redislock_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -178,20 +177,20 @@ func TestFreshAcquireSendsNoScript(t *testing.T) {
 		mustAcquire(t, lock, true) // warm up connections and script loading
 		mustRelease(t, lock, true)
 
-		before := scriptCalls(t, admin)
+		before := redistest.Calls(t, admin, "eval", "evalsha")
 		mustAcquire(t, lock, true)
-		if got := scriptCalls(t, admin) - before; got != 0 {
+		if got := redistest.Calls(t, admin, "eval", "evalsha") - before; got != 0 {
 			t.Fatalf("fresh acquire ran %d scripts, want 0 (plain SET NX PX)", got)
 		}
 		mustAcquire(t, lock, true) // re-entrant: the script
-		if got := scriptCalls(t, admin) - before; got != 1 {
+		if got := redistest.Calls(t, admin, "eval", "evalsha") - before; got != 1 {
 			t.Fatalf("re-entrant acquire ran %d scripts, want 1", got)
 		}
 		contender := b.newLock(key)
 		contender.SetExpire(5)
 		mustAcquire(t, contender, false)
 		mustAcquire(t, contender, false) // a refused lock stays on SET NX
-		if got := scriptCalls(t, admin) - before; got != 1 {
+		if got := redistest.Calls(t, admin, "eval", "evalsha") - before; got != 1 {
 			t.Fatalf("refused acquires ran %d scripts, want none beyond the re-entrant one", got-1)
 		}
 		mustRelease(t, lock, true)
@@ -320,24 +319,4 @@ func waitAcquire(t *testing.T, lock *redislock.RedisLock, within time.Duration) 
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("lock not acquired within %v", within)
-}
-
-// scriptCalls counts EVAL and EVALSHA calls the server has answered.
-func scriptCalls(t *testing.T, admin *redis.Client) int64 {
-	t.Helper()
-	stats, err := admin.InfoMap(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int64
-	for _, name := range []string{"cmdstat_eval", "cmdstat_evalsha"} {
-		if line, ok := stats["Commandstats"][name]; ok {
-			var calls int64
-			if _, err := fmt.Sscanf(line, "calls=%d", &calls); err != nil {
-				t.Fatalf("parse %s %q: %v", name, line, err)
-			}
-			n += calls
-		}
-	}
-	return n
 }

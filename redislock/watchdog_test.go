@@ -75,12 +75,12 @@ func TestWatchdogLostLock(t *testing.T) {
 			{"pexpired", func() error { return admin.PExpire(ctx, key, time.Millisecond).Err() }, ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				calls := scriptCalls(t, admin)
+				calls := redistest.Calls(t, admin, "eval", "evalsha")
 				lock, lockCtx := watchedLock(t, b, key)
 				// Tamper only after the watchdog's first renewal (the acquire
 				// itself runs no script): one in flight could still find the
 				// token and, rightly, restore a shortened TTL.
-				for deadline := time.Now().Add(2 * time.Second); scriptCalls(t, admin) == calls; {
+				for deadline := time.Now().Add(2 * time.Second); redistest.Calls(t, admin, "eval", "evalsha") == calls; {
 					if time.Now().After(deadline) {
 						t.Fatal("the watchdog never renewed")
 					}

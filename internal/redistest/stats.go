@@ -9,22 +9,27 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Publishes returns how many SPUBLISH and PUBLISH calls the server has run
-// (INFO commandstats), to tell whether a release announced itself.
-func Publishes(tb testing.TB, admin *redis.Client) int {
+// Calls returns how many times the server has run the named commands, in
+// total, from INFO commandstats (names in lower case: "evalsha",
+// "spublish"). A script's nested commands count too.
+func Calls(tb testing.TB, admin *redis.Client, names ...string) int64 {
 	tb.Helper()
 	info, err := admin.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		tb.Fatalf("redistest: INFO commandstats: %v", err)
 	}
-	total := 0
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want["cmdstat_"+n] = true
+	}
+	var total int64
 	for _, line := range strings.Split(info, "\n") {
 		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || (name != "cmdstat_spublish" && name != "cmdstat_publish") {
+		if !ok || !want[name] {
 			continue
 		}
 		calls, _, _ := strings.Cut(strings.TrimPrefix(stats, "calls="), ",")
-		n, err := strconv.Atoi(calls)
+		n, err := strconv.ParseInt(calls, 10, 64)
 		if err != nil {
 			tb.Fatalf("redistest: commandstats line %q: %v", line, err)
 		}
