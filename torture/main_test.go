@@ -3,6 +3,7 @@ package torture
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -39,11 +40,26 @@ func startReport() {
 	if report.path == "" {
 		return
 	}
-	header := fmt.Sprintf("# Reliability\n\nWritten by `make torture` on %s: %s, %d CPUs, redis-server from the\n"+
-		"machine, every server started by the tests on 127.0.0.1. Each row is one test with its\n"+
+	header := fmt.Sprintf("# Reliability\n\nWritten by `make torture` on %s: %s, %d CPUs, %s,\n"+
+		"every server started by the tests on 127.0.0.1. Each row is one test with its\n"+
 		"parameters and what it measured.\n\n| test | parameters | figures | result |\n|---|---|---|---|\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.Version(), runtime.NumCPU())
+		time.Now().UTC().Format("2006-01-02"), runtime.Version(), runtime.NumCPU(), redisVersion())
 	_ = os.WriteFile(report.path, []byte(header), 0o644)
+}
+
+// redisVersion names the redis-server the tests start ("redis-server
+// 7.0.15"), from its --version.
+func redisVersion() string {
+	out, err := exec.Command("redis-server", "--version").Output()
+	if err != nil {
+		return "redis-server (version unknown: " + err.Error() + ")"
+	}
+	for _, field := range strings.Fields(string(out)) {
+		if v, ok := strings.CutPrefix(field, "v="); ok {
+			return "redis-server " + v
+		}
+	}
+	return "redis-server (version unknown)"
 }
 
 // record adds a row to the report (when one is being written) and logs it.
