@@ -42,7 +42,12 @@ func startReport() {
 	}
 	header := fmt.Sprintf("# Reliability\n\nWritten by `make torture` on %s: %s, %d CPUs, %s,\n"+
 		"every server started by the tests on 127.0.0.1. Each row is one test with its\n"+
-		"parameters and what it measured.\n\n| test | parameters | figures | result |\n|---|---|---|---|\n",
+		"parameters and what it measured. Issue 8's scoping checks (test 9) are unit tests:\n"+
+		"TestConcurrentDuplicatesOneReachesHandler in middleware and interceptor (two users with one\n"+
+		"order id do not block each other) and TestSharedRuleWarning; its hygiene checks (test 10)\n"+
+		"are `make race-repeat`, goleak.VerifyTestMain in every package that starts goroutines, and\n"+
+		"redislock's TestTokens (100,000 tokens: length and uniqueness).\n\n"+
+		"| test | parameters | figures | result |\n|---|---|---|---|\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.Version(), runtime.NumCPU(), redisVersion())
 	_ = os.WriteFile(report.path, []byte(header), 0o644)
 }
