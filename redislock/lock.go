@@ -85,7 +85,7 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 	}
 	rl.releaseArgs = []any{token, rl.channel}
 	if o.quietRelease {
-		rl.releaseArgs = rl.releaseArgs[:1] // no channel: see release.lua
+		rl.releaseArgs = rl.releaseArgs[:1:1] // no channel: see release.lua
 	}
 	if rl.setGet == nil {
 		rl.setGet = new(setGetSupport)
