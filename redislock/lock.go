@@ -10,6 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/internal/ctxdone"
 )
 
 // A RedisLock is a lock on one Redis key, identified by a random token.
@@ -385,23 +387,8 @@ func (rl *RedisLock) wrap(ctx context.Context, op string, err error) error {
 	if r, ok := rl.store.(stateReloader); ok && !errors.As(err, &reply) {
 		r.ReloadState(context.WithoutCancel(ctx))
 	}
-	if ctxErr := ended(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {
+	if ctxErr := ctxdone.Err(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {
 		return fmt.Errorf("redislock: %s %q: %w (%w)", op, rl.key, err, ctxErr)
 	}
 	return fmt.Errorf("redislock: %s %q: %w", op, rl.key, err)
-}
-
-// ended is ctx.Err(), or context.DeadlineExceeded once the deadline has
-// passed although the context's own timer has not fired yet. A go-redis
-// client with ContextTimeoutEnabled puts the deadline on the socket, and
-// the socket's "i/o timeout" can come back a moment before ctx.Err() is
-// set (found by go test -race -count=3).
-func ended(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-		return context.DeadlineExceeded
-	}
-	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+
+	"github.com/zerolock/zerolock/internal/ctxdone"
 )
 
 // waitOptions tune the back-off that backs up release notifications.
@@ -85,9 +87,9 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 		switch {
 		case ok:
 			return true, nil
-		case err != nil && ended(ctx) != nil:
+		case err != nil && ctxdone.Err(ctx) != nil:
 			return false, rl.wrap(ctx, "acquire", err)
-		case err != nil && ended(waitCtx) != nil:
+		case err != nil && ctxdone.Err(waitCtx) != nil:
 			return false, nil // the wait limit cut the try short
 		case err != nil:
 			return false, rl.wrap(ctx, "acquire", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
+	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/internal/keyspec"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -65,7 +66,7 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 	ok, err := lock.AcquireCtx(ctx)
 	var res Result
 	switch {
-	case err != nil && requestEnded(ctx):
+	case err != nil && ctxdone.Err(ctx) != nil:
 		// The request itself ended (the client left, a server timeout): not
 		// a store failure, and never a reason to run unlocked.
 		res = Result{Outcome: StoreError, Err: err}
@@ -90,19 +91,6 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 	}
 	g.Metrics.count(label, res.Outcome)
 	return res
-}
-
-// requestEnded reports whether ctx is done, or its deadline has passed
-// although its timer has not fired yet: a go-redis client with
-// ContextTimeoutEnabled puts the deadline on the socket, and the socket's
-// timeout can come back a moment before ctx.Err() is set. Either way the
-// failure is the request's, not the store's, and FailOpen must not serve it.
-func requestEnded(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
-	}
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
 }
 
 // Count records an outcome decided before any lock was tried (BadRequest).
