@@ -26,6 +26,13 @@ var (
 	// ErrReleased is the cause of a watched lock's context after Release.
 	ErrReleased = errors.New("redislock: lock released")
 
+	// ErrIdentityRejected is returned by CheckGoZeroStore, and by every
+	// command of a lock on go-zero's store, when the store sends CLIENT
+	// SETINFO on new connections and the server rejects it: go-zero's
+	// circuit breaker would count each rejection and open under a burst of
+	// new connections. The error names the fix: DisableIdentity: true.
+	ErrIdentityRejected = errors.New("redislock: the Redis server rejects CLIENT SETINFO, which this go-zero store sends on every new connection")
+
 	// ErrNoExpiry is returned by TTL when the lock's key exists without an
 	// expiry, which a lock never leaves behind: another writer set the key.
 	ErrNoExpiry = errors.New("redislock: key exists without an expiry")

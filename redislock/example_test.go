@@ -16,7 +16,11 @@ import (
 func ExampleNewRedisLock() {
 	mr, _ := miniredis.Run()
 	defer mr.Close()
-	store := zredis.New(mr.Addr())
+	// miniredis, like redis-server before 7.2, rejects the CLIENT SETINFO
+	// go-zero sends on new connections; zredis.WithIdentity() turns it off
+	// (RedisConf's DisableIdentity: true). Without it the lock refuses the
+	// store with redislock.ErrIdentityRejected.
+	store := zredis.New(mr.Addr(), zredis.WithIdentity())
 
 	lock := redislock.NewRedisLock(store, "stock:sku-1")
 	lock.SetExpire(5)

@@ -19,12 +19,26 @@ import (
 // therefore answers EvalSha with EVAL, which cannot get NOSCRIPT: the lock
 // scripts are a few hundred bytes, and only releases and re-entrant
 // acquires run them (a fresh acquire is SET NX PX GET).
+//
+// Before its first command the adapter runs CheckGoZeroStore, once per
+// store: a store whose server rejects the CLIENT SETINFO go-zero sends on
+// new connections answers every command with ErrIdentityRejected, which
+// names the fix, instead of failing when a burst opens go-zero's breaker.
 func GoZeroStore(store *zredis.Redis) Store {
-	return goZeroStore{r: store}
+	return goZeroStore{r: store, id: identityFor(store)}
 }
 
 type goZeroStore struct {
-	r *zredis.Redis
+	r  *zredis.Redis
+	id *identityCheck
+}
+
+// ready is nil once the store passed CheckGoZeroStore: one atomic load.
+func (s goZeroStore) ready(ctx context.Context) error {
+	if s.id.state.Load() == identityOK {
+		return nil
+	}
+	return s.id.check(ctx, s.r)
 }
 
 // SetArgs sends the options a lock uses (NX or XX, PX, GET); it answers
@@ -42,6 +56,10 @@ func (s goZeroStore) SetArgs(ctx context.Context, key string, value any, a redis
 		args = append(args, "get")
 	}
 	cmd := redis.NewStatusCmd(ctx, args...)
+	if err := s.ready(ctx); err != nil {
+		cmd.SetErr(err)
+		return cmd
+	}
 	val, err := s.r.DoCtx(ctx, args...)
 	if err != nil {
 		cmd.SetErr(err)
@@ -57,6 +75,10 @@ func (s goZeroStore) SetArgs(ctx context.Context, key string, value any, a redis
 
 func (s goZeroStore) PTTL(ctx context.Context, key string) *redis.DurationCmd {
 	cmd := redis.NewDurationCmd(ctx, time.Millisecond, "pttl", key)
+	if err := s.ready(ctx); err != nil {
+		cmd.SetErr(err)
+		return cmd
+	}
 	val, err := s.r.DoCtx(ctx, cmd.Args()...)
 	if err != nil {
 		cmd.SetErr(err)
@@ -76,6 +98,10 @@ func (s goZeroStore) PTTL(ctx context.Context, key string) *redis.DurationCmd {
 
 func (s goZeroStore) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
 	cmd := redis.NewCmd(ctx)
+	if err := s.ready(ctx); err != nil {
+		cmd.SetErr(err)
+		return cmd
+	}
 	val, err := s.r.EvalCtx(ctx, script, keys, args...)
 	setCmd(cmd, val, err)
 	return cmd
@@ -89,6 +115,10 @@ func (s goZeroStore) EvalSha(ctx context.Context, sha1 string, keys []string, ar
 		}
 	}
 	cmd := redis.NewCmd(ctx)
+	if err := s.ready(ctx); err != nil {
+		cmd.SetErr(err)
+		return cmd
+	}
 	val, err := s.r.EvalShaCtx(ctx, sha1, keys, args...)
 	setCmd(cmd, val, err)
 	return cmd

@@ -18,7 +18,7 @@ import (
 
 func TestMiniredisExpiry(t *testing.T) {
 	mr := miniredis.RunT(t)
-	store := zredis.New(mr.Addr())
+	store := zredis.New(mr.Addr(), zredis.WithIdentity())
 	a := redislock.NewRedisLock(store, "k")
 	a.SetExpire(1)
 	b := redislock.NewRedisLock(store, "k")
@@ -55,7 +55,7 @@ func TestMiniredisStoreErrorsAreWrapped(t *testing.T) {
 
 func TestMiniredisExpiryRoundsUpToMilliseconds(t *testing.T) {
 	mr := miniredis.RunT(t)
-	store := zredis.New(mr.Addr())
+	store := zredis.New(mr.Addr(), zredis.WithIdentity())
 	lock := redislock.NewRedisLock(store, "k", redislock.WithTolerance(0))
 	lock.SetExpiry(1001 * time.Microsecond)
 	mustAcquire(t, lock, true)

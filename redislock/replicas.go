@@ -59,6 +59,9 @@ func (rl *RedisLock) connFor(ctx context.Context) (pipeliner, error) {
 type goZeroPipeliner struct{ s goZeroStore }
 
 func (p goZeroPipeliner) Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
+	if err := p.s.ready(ctx); err != nil {
+		return nil, err
+	}
 	var cmds []redis.Cmder
 	err := p.s.r.PipelinedCtx(ctx, func(pipe redis.Pipeliner) error {
 		if err := fn(pipe); err != nil {

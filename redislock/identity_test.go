@@ -1,0 +1,118 @@
+package redislock_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+// setinfoCounter counts the CLIENT commands sent through a go-zero store:
+// the identity probe is one, go-redis's own connection set-up goes through
+// its pipeline hook, which this does not count.
+type setinfoCounter struct{ n atomic.Int64 }
+
+func (c *setinfoCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *setinfoCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "client" {
+			c.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (c *setinfoCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// miniredis rejects CLIENT SETINFO as redis-server 7.0 does: a store that
+// sends it is refused with an error naming the fix, probed once; the same
+// server with identity off takes locks.
+func TestIdentityRejectedNamesTheFix(t *testing.T) {
+	mr := miniredis.RunT(t)
+	var probes setinfoCounter
+	store := zredis.New(mr.Addr(), zredis.WithHook(&probes))
+
+	for i := 0; i < 3; i++ {
+		lock := redislock.NewRedisLock(store, "k")
+		lock.SetExpire(5)
+		ok, err := lock.Acquire()
+		if ok || !errors.Is(err, redislock.ErrIdentityRejected) {
+			t.Fatalf("Acquire on a store whose server rejects CLIENT SETINFO = %v, %v; want ErrIdentityRejected", ok, err)
+		}
+		if !strings.Contains(err.Error(), "DisableIdentity: true") {
+			t.Fatalf("error %q does not name the fix", err)
+		}
+	}
+	if err := redislock.CheckGoZeroStore(context.Background(), store); !errors.Is(err, redislock.ErrIdentityRejected) {
+		t.Fatalf("CheckGoZeroStore = %v, want ErrIdentityRejected", err)
+	}
+	if got := probes.n.Load(); got != 1 {
+		t.Fatalf("the server was probed %d times, want once per store", got)
+	}
+	if mr.Exists("k") {
+		t.Fatal("a refused store's lock wrote its key")
+	}
+
+	fixed := zredis.New(mr.Addr(), zredis.WithIdentity(), zredis.WithHook(&probes))
+	lock := redislock.NewRedisLock(fixed, "k")
+	mustAcquire(t, lock, true)
+	mustRelease(t, lock, true)
+	if got := probes.n.Load(); got != 1 {
+		t.Fatalf("a store with identity off was probed (%d probes in all): it needs no round trip", got-1)
+	}
+}
+
+// A server that accepts CLIENT SETINFO (7.2 and later) passes with go-zero's
+// default configuration; one that rejects it (7.0, Debian 12's) is refused.
+// Either way the verdict comes from the real server.
+func TestIdentityOnRealServer(t *testing.T) {
+	srv := redistest.Start(t)
+	store := zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true})
+	accepts := srv.Client(t).Do(context.Background(), "client", "setinfo", "lib-ver", "1").Err() == nil
+
+	err := redislock.CheckGoZeroStore(context.Background(), store)
+	if accepts && err != nil {
+		t.Fatalf("server accepts CLIENT SETINFO, yet CheckGoZeroStore = %v", err)
+	}
+	if !accepts && !errors.Is(err, redislock.ErrIdentityRejected) {
+		t.Fatalf("server rejects CLIENT SETINFO, yet CheckGoZeroStore = %v", err)
+	}
+	fixed := zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true})
+	if err := redislock.CheckGoZeroStore(context.Background(), fixed); err != nil {
+		t.Fatalf("CheckGoZeroStore with DisableIdentity = %v", err)
+	}
+}
+
+// An unreachable server gets no verdict: the check says why and asks again
+// next time, and the lock's own error is the connection's.
+func TestIdentityUnreachableIsNotAVerdict(t *testing.T) {
+	mr := miniredis.RunT(t)
+	addr := mr.Addr()
+	mr.Close()
+	store := zredis.New(addr)
+	err := redislock.CheckGoZeroStore(context.Background(), store)
+	if err == nil || errors.Is(err, redislock.ErrIdentityRejected) {
+		t.Fatalf("CheckGoZeroStore on a closed server = %v, want its connection error", err)
+	}
+	if err := mr.StartAddr(addr); err != nil {
+		t.Skipf("cannot restart miniredis on %s: %v", addr, err)
+	}
+	// go-redis paces its redials after failures: poll for the verdict.
+	deadline := time.Now().Add(5 * time.Second)
+	for err = redislock.CheckGoZeroStore(context.Background(), store); !errors.Is(err, redislock.ErrIdentityRejected); err = redislock.CheckGoZeroStore(context.Background(), store) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the server came back, CheckGoZeroStore = %v, want ErrIdentityRejected", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
