@@ -14,8 +14,10 @@ const (
 	// ModeWindow keeps the lock until Expire passes, so repeats that arrive
 	// after the first has finished are refused too. A handler that answers
 	// 5xx or panics releases it at once, so the user's retry is not blocked
-	// by a failure. So does a request whose context ended before the
-	// handler returned (the client left, or go-zero's timeout answered 503).
+	// by a failure. So does go-zero's timeout answering 503 before the
+	// handler returned (the request's deadline passed first). A client that
+	// disconnects does not: the handler completed, so the operation
+	// happened, and the retry is the repeat a window exists to refuse.
 	ModeWindow = guard.ModeWindow
 )
 

@@ -63,17 +63,7 @@ func (req *request) add(hs *keyspec.Hasher, s keyspec.Spec) *Error {
 			// handler would not see this field either.
 			return missingField(s.Raw + " (the body is not application/json)")
 		}
-		root, err := req.jsonBody()
-		if err != nil {
-			return malformedBody(s.Raw, "body is not a single valid JSON value")
-		}
-		v, ok := keyspec.LookupJSON(root, s.Path)
-		if !ok || v == "" {
-			return missingField(s.Raw)
-		}
-		if hs.AddJSON(v) != nil {
-			return malformedBody(s.Raw, "not a valid JSON value")
-		}
+		return req.addJSON(hs, s, s.Path)
 	case sourceClaim:
 		return addClaim(hs, s, req.r.Context().Value(s.Name))
 	case sourceIP:
@@ -82,7 +72,30 @@ func (req *request) add(hs *keyspec.Hasher, s keyspec.Spec) *Error {
 		if len(req.body) == 0 {
 			return missingField(s.Raw)
 		}
-		hs.Add(keyspec.Bytes, req.body)
+		if !isJSONBody(req.r) {
+			hs.Add(keyspec.Bytes, req.body)
+			return nil
+		}
+		// What the handler parses, not how it is spelled: whitespace,
+		// member order and number spelling do not make a new key.
+		return req.addJSON(hs, s, nil)
+	}
+	return nil
+}
+
+// addJSON adds the value at path (nil: the whole document) of the JSON
+// body, canonical; a path to nothing, null or "" is a missing field.
+func (req *request) addJSON(hs *keyspec.Hasher, s keyspec.Spec, path []string) *Error {
+	root, err := req.jsonBody()
+	if err != nil {
+		return malformedBody(s.Raw, "body is not a single valid JSON value")
+	}
+	v, ok := keyspec.LookupJSON(root, path)
+	if !ok || v == "" {
+		return missingField(s.Raw)
+	}
+	if hs.AddJSON(v) != nil {
+		return malformedBody(s.Raw, "not a valid JSON value")
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package middleware
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -14,6 +16,7 @@ import (
 	"github.com/zeromicro/go-zero/rest/httpx"
 	"github.com/zeromicro/go-zero/rest/pathvar"
 
+	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/internal/guard"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -34,8 +37,21 @@ var metrics = guard.NewMetrics("http", "route")
 // non-4xx RejectCode, two rules for one route) is an error wrapping
 // ErrBadConfig here, at start-up, rather than a 500 later. Zero fields of
 // a LockConf built in code take the defaults its conf tags declare.
+//
+// It also runs redislock.CheckGoZeroStore: a store whose server rejects the
+// CLIENT SETINFO that go-zero sends on new connections is refused with an
+// error wrapping ErrBadConfig and redislock.ErrIdentityRejected that names
+// the fix (DisableIdentity: true). A server that cannot be reached now is
+// logged and checked again before the first lock.
 func NewLockMiddleware(c LockConf, store *redis.Redis) (*LockMiddleware, error) {
-	return NewLockMiddlewareWithStore(c, redislock.GoZeroStore(store))
+	m, err := NewLockMiddlewareWithStore(c, redislock.GoZeroStore(store))
+	if err != nil {
+		return nil, err
+	}
+	if err := guard.CheckStore(store); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	return m, nil
 }
 
 // MustNewLockMiddleware is NewLockMiddleware that exits through logx.Must
@@ -192,19 +208,23 @@ func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseW
 		rec = &statusRecorder{ResponseWriter: w}
 		out = rec
 	}
-	returned := false
+	reqCtx := r.Context()
+	returned, timedOut := false, false
 	defer func() {
-		// A 5xx, a panic, or a request that ended before its handler (the
-		// client left, go-zero's timeout answered 503) frees a window at
-		// once, so the user's retry is not refused.
-		failed := (rec != nil && rec.status >= http.StatusInternalServerError) || r.Context().Err() != nil
-		res.Lease.End(r.Context(), ru.policy.KeepAfter(returned, failed))
+		// A 5xx, a panic, or go-zero's timeout answering before the handler
+		// returned frees a window at once, so the user's retry is not
+		// refused. A client that left is no failure: the handler completed,
+		// the operation happened, and its retry is the repeat a window
+		// exists to refuse.
+		failed := timedOut || (rec != nil && rec.status >= http.StatusInternalServerError)
+		res.Lease.End(reqCtx, ru.policy.KeepAfter(returned, failed))
 	}()
-	if res.Ctx != r.Context() {
+	if res.Ctx != reqCtx {
 		r = r.WithContext(res.Ctx)
 	}
 	next(out, r)
 	returned = true
+	timedOut = errors.Is(ctxdone.Err(reqCtx), context.DeadlineExceeded)
 }
 
 // respond answers through httpx.ErrorCtx, so a handler set with
