@@ -58,6 +58,15 @@ type LockConf struct {
 	Fence bool `json:",optional"`
 	// RejectCode is the status of a refused duplicate; it must be a 4xx.
 	RejectCode int `json:",default=409"`
+	// TrustedProxyHops is the number of proxies in front of the service
+	// that each append the address they received from to X-Forwarded-For.
+	// With 0 (the default) the ip key is what go-zero's
+	// httpx.GetRemoteAddr reports: the first X-Forwarded-For header as the
+	// client wrote it, which a client behind an appending proxy controls.
+	// With N it is the Nth address from the right, the one the outermost
+	// trusted proxy saw; a request with fewer addresses is keyed on its
+	// connection's peer.
+	TrustedProxyHops int `json:",optional,range=[0:32]"`
 	// Rules say which routes are locked and on which fields. A request that
 	// matches no rule passes through untouched.
 	Rules []LockRule `json:",optional"`
@@ -75,4 +84,7 @@ type LockRule struct {
 	Expire time.Duration `json:",optional"`
 	// Mode overrides LockConf.Mode for this route.
 	Mode string `json:",optional,options=inflight|window"`
+	// SkipRouteCheck leaves the rule out of CheckRoutes, for a route that
+	// is registered after the check runs.
+	SkipRouteCheck bool `json:",optional"`
 }

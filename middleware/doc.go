@@ -12,7 +12,7 @@
 //	      Path: /orders
 //	      Keys: [claim:userId, json:orderId]
 //
-// and three lines wire it:
+// and four lines wire it:
 //
 //	type Config struct {
 //		rest.RestConf
@@ -23,6 +23,16 @@
 //	store := redis.MustNewRedis(c.Redis)
 //	lock := middleware.MustNewLockMiddleware(c.Lock, store)
 //	server.Use(lock.Handle)
+//	middleware.MustCheckRoutes(server, c.Lock) // after the routes are added
+//
+// Mistakes fail at start-up: a malformed rule in NewLockMiddleware; a rule
+// whose Method and Path match no route (/order for /orders) in
+// CheckRoutes (SkipRouteCheck on a rule whose route comes later); and a
+// go-zero store whose server rejects the CLIENT SETINFO go-zero sends on
+// new connections (Redis before 7.2, miniredis), which would trip go-zero's
+// circuit breaker under a burst of new connections and answer 503: set
+// DisableIdentity: true in its RedisConf. A rule with no per-user key is
+// logged as a warning at error level.
 //
 // A key spec is source:name. Every key reads what go-zero's httpx.Parse
 // would hand the handler, so a client cannot vary what the key sees while
@@ -42,11 +52,27 @@
 //     naming them are refused at start-up.
 //   - ip is the client address as httpx.GetRemoteAddr reports it, without
 //     the port. It trusts X-Forwarded-For as go-zero does: only behind a
-//     proxy that overwrites that header does it identify a client.
-//   - body is the whole raw body.
+//     proxy that overwrites that header does it identify a client. Behind
+//     proxies that append to it, the client writes the first address, so
+//     set TrustedProxyHops to their number: the key is then the address
+//     the outermost of them saw.
+//   - body is the whole body: for an application/json body its canonical
+//     JSON (whitespace, member order and number spelling do not matter, as
+//     for json: keys), for any other content type its bytes as sent.
 //
 // Every key is required: a request without it, or with an empty value, is
 // answered 400 naming the spec.
+//
+// JSON numbers are compared by exact decimal value: 1, 1.0 and 1e0 are one
+// key, but 0.1 and 0.10000000000000001, which a handler decoding into
+// float64 sees as the same number, are two. Key on strings or integers
+// where a client could vary a float's spelling.
+//
+// A body over MaxBodyBytes is answered 413 with the JSON error body only
+// while go-zero lets it through: go-zero's RestConf.MaxBytes (also 1 MiB by
+// default) answers a larger declared Content-Length with its own empty 413
+// before any middleware runs. Keep MaxBytes above MaxBodyBytes for the
+// middleware's answer.
 //
 // The lock key is the prefix, the rule's method and route pattern and a
 // SHA-256 of the values: raw values never reach Redis or the logs.

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/zeromicro/go-zero/rest/httpx"
 	"github.com/zeromicro/go-zero/rest/pathvar"
 
 	"github.com/zerolock/zerolock/internal/keyspec"
@@ -16,6 +15,8 @@ type request struct {
 	r     *http.Request
 	body  []byte
 	limit int64
+	// proxyHops is the rule's trusted proxy count, for the ip key.
+	proxyHops int
 
 	query    url.Values
 	form     url.Values
@@ -27,7 +28,7 @@ type request struct {
 // lockKey derives the rule's lock key from r, reading (and restoring) the
 // body when a key needs it.
 func lockKey(prefix string, ru *rule, r *http.Request, limit int64) (string, *Error) {
-	req := &request{r: r, limit: limit}
+	req := &request{r: r, limit: limit, proxyHops: ru.proxyHops}
 	if ru.needsBody || (ru.needsForm && isFormBody(r)) {
 		body, err := readBody(r, limit)
 		if err != nil {
@@ -67,7 +68,7 @@ func (req *request) add(hs *keyspec.Hasher, s keyspec.Spec) *Error {
 	case sourceClaim:
 		return addClaim(hs, s, req.r.Context().Value(s.Name))
 	case sourceIP:
-		return addOne(hs, s, []string{keyspec.HostOnly(httpx.GetRemoteAddr(req.r))})
+		return addOne(hs, s, []string{clientIP(req.r, req.proxyHops)})
 	case sourceBody:
 		if len(req.body) == 0 {
 			return missingField(s.Raw)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path"
 	"strconv"
+	"sync"
 
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/search"
@@ -24,9 +25,10 @@ import (
 // LockMiddleware refuses duplicate submissions on the routes its rules
 // name. Its Handle method is a rest.Middleware.
 type LockMiddleware struct {
-	conf  LockConf
-	guard *guard.Guard
-	trees map[string]*search.Tree // method -> route pattern -> *rule
+	conf      LockConf
+	guard     *guard.Guard
+	trees     map[string]*search.Tree // method -> route pattern -> *rule
+	unchecked sync.Once               // warnIfUnchecked, at the first request
 }
 
 var metrics = guard.NewMetrics("http", "route")
@@ -137,6 +139,7 @@ func (m *LockMiddleware) ForRule(r LockRule) (rest.Middleware, error) {
 // any other passes straight through.
 func (m *LockMiddleware) Handle(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		m.unchecked.Do(m.warnIfUnchecked)
 		ru := m.match(r)
 		if ru == nil {
 			next(w, r)
@@ -268,6 +271,8 @@ func validateConf(c LockConf) error {
 		return fmt.Errorf("%w: RejectCode %d must be a 4xx status", ErrBadConfig, c.RejectCode)
 	case c.MaxBodyBytes <= 0:
 		return fmt.Errorf("%w: MaxBodyBytes %d must be positive", ErrBadConfig, c.MaxBodyBytes)
+	case c.TrustedProxyHops < 0:
+		return fmt.Errorf("%w: TrustedProxyHops %d must not be negative", ErrBadConfig, c.TrustedProxyHops)
 	}
 	return nil
 }
@@ -277,7 +282,7 @@ func validateConf(c LockConf) error {
 // is only as trustworthy as X-Forwarded-For: see the package doc.)
 func warnIfShared(ru *rule) {
 	if !ru.perClient {
-		logx.Infof("zerolock: warning: lock rule %s has no claim:, header: or ip key, "+
+		logx.Errorf("zerolock: warning: lock rule %s has no claim:, header: or ip key, "+
 			"so requests from different users block each other", ru.label)
 	}
 }

@@ -57,6 +57,7 @@ type rule struct {
 	needsBody bool // json: or body: keys
 	needsForm bool // form: or query: keys, which also read url-encoded and multipart bodies
 	perClient bool
+	proxyHops int // LockConf.TrustedProxyHops, for the ip key
 }
 
 // compileRule validates r against the defaults in c.
@@ -78,7 +79,8 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	ru := &rule{method: r.Method, path: r.Path, label: r.Method + " " + r.Path, specs: specs, policy: policy}
+	ru := &rule{method: r.Method, path: r.Path, label: r.Method + " " + r.Path, specs: specs, policy: policy,
+		proxyHops: c.TrustedProxyHops}
 	vars := pathVars(r.Path)
 	for _, s := range specs {
 		switch s.Source {

@@ -13,12 +13,13 @@ import (
 
 // TestSharedRuleWarning: a rule with no per-user or per-client key (claim,
 // header, ip) would make one user's request block everybody's; it is
-// flagged at start-up with a logged warning, and a scoped rule is not.
+// flagged at start-up with a warning logged at error level (go-zero has no
+// warn level, and operators often log errors only), and a scoped rule is not.
 // (That two users with one order id do not block each other is shown by
 // TestConcurrentDuplicatesOneReachesHandler.)
 func TestSharedRuleWarning(t *testing.T) {
 	var buf bytes.Buffer
-	logx.SetLevel(logx.InfoLevel)
+	logx.SetLevel(logx.ErrorLevel)
 	logx.SetWriter(logx.NewWriter(&buf))
 	t.Cleanup(logx.Disable)
 
