@@ -59,4 +59,10 @@ type LockRule struct {
 	Expire time.Duration `json:",optional"`
 	// Mode overrides LockConf.Mode for this method.
 	Mode string `json:",optional,options=inflight|window"`
+	// SkipMethodCheck accepts a Method that no service linked into the
+	// binary declares, for methods served by code registered at run time,
+	// such as a dynamicpb service or a proxy; its field paths are then
+	// checked on the method's first call. Without it such a rule is a
+	// configuration error: it would lock nothing, silently.
+	SkipMethodCheck bool `json:",optional"`
 }

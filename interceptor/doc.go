@@ -14,22 +14,64 @@
 //	LockRedis:          # zrpc's RpcServerConf already has a Redis field
 //	  Host: 127.0.0.1:6379
 //
-// and one line adds it to a zrpc server:
+// and two lines add it to a zrpc server, the second checking that the
+// server serves every rule's method:
 //
+//	server := zrpc.MustNewServer(c.RpcServerConf, func(s *grpc.Server) {
+//		pb.RegisterPaymentsServer(s, srv)
+//		logx.Must(interceptor.CheckServed(s, c.Lock))
+//	})
 //	server.AddUnaryInterceptors(interceptor.MustUnaryServerInterceptor(c.Lock, redis.MustNewRedis(c.LockRedis)))
 //
 // Key specs: field:order.items.0.sku (a dotted path into the request
 // message, by proto or JSON field name; numbers index repeated fields, map
 // fields take the key), metadata:x-request-id (an incoming metadata value),
 // ctx:userId (a value the service's own auth put in the context under that
-// string key) and peer (the caller's address without the port). Field paths
-// are checked against the method's descriptor at start-up when its package
-// is linked, otherwise on the method's first call. A call without a key
-// value gets codes.InvalidArgument naming the spec. As in proto3 itself, a
-// field without explicit presence that holds its zero value (0, "", false)
-// is not set, so it counts as missing: key on fields that a valid call
-// always sets, or declare them optional.
+// string key) and peer (the caller's address without the port). A call
+// without a key value gets codes.InvalidArgument naming the spec. As in
+// proto3 itself, a field without explicit presence that holds its zero
+// value (0, "", false) is not set, so it counts as missing: key on fields
+// that a valid call always sets, or declare them optional.
+//
+// A rule without a metadata:, ctx: or peer key is logged at start-up, at
+// error level since go-zero has no warning level: its field values then
+// block every caller's call, not only the same caller's retries.
+//
+// # Methods
+//
+// A rule's Method must be /package.Service/Method as the service's .proto
+// declares it, and a service linked into the binary must declare it, as
+// generated code does: otherwise no call ever matches the rule and it
+// silently locks nothing, so UnaryServerInterceptor refuses it with an
+// error that suggests the linked methods of that name. Field paths are
+// then checked against the method's request message at start-up too. A
+// rule for a method that code registers at run time (a dynamicpb service,
+// a proxy) sets SkipMethodCheck; its field paths are checked on the
+// method's first call, which fails with codes.Internal naming the rule if
+// one is wrong. CheckServed, run once the services are registered, also
+// catches a method that is linked but that this server does not serve.
+//
+// # What a key hashes
 //
 // Keys are derived by the same code as the REST middleware's: the prefix,
 // the method and a SHA-256 of the values, never the values themselves.
+// Numbers of every width are one value: int32 7, uint64 7 and double 7.0
+// are one key. A field that is a whole message (field:order) is hashed in
+// a canonical form, not as its bytes: fields the service's proto does not
+// declare (a newer client's, or junk) are ignored at any depth, map
+// entries are taken in key order, and a field set to its default (an
+// optional set to 0, a message set to an empty one) is the same as unset,
+// because the method's getters cannot tell them apart. A message that is
+// empty in that sense counts as missing. Only the choice of a oneof member
+// is kept even when its value is the default.
+//
+// A double is hashed as the float64 it holds: two values are one key
+// exactly when they are the same float64 (-0 counts as 0). So
+// 0.1 and 0.10000000000000001 written in JSON and transcoded by a gateway
+// are one double and one key (the REST middleware's json: keys, which
+// hash the text, tell them apart), while 0.1 and 0.10000000000000002 are
+// two. A float field is widened to float64 first: a float holding 0.1 is
+// 0.10000000149011612, not the double 0.1. A key field that is NaN or
+// infinite is refused with codes.InvalidArgument; inside a message key,
+// NaN (any NaN), +Inf and -Inf hash as one value each.
 package interceptor

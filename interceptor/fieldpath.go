@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/zerolock/zerolock/internal/keyspec"
@@ -141,53 +140,29 @@ func (fp *fieldPath) add(hs *keyspec.Hasher, msg protoreflect.Message) error {
 	return addScalar(hs, fp.leaf, val)
 }
 
-// addScalar adds one value by kind: numbers of every width canonical (so
-// int32 7 and uint64 7 agree), enums by number, messages deterministically
-// marshalled. Empty strings and bytes count as missing, like an unset field.
+// addScalar adds the value a key field path ends on, by kind as addLeaf
+// does: numbers of every width canonical (so int32 7 and uint64 7 agree),
+// enums by number, messages in their canonical form (see addCanonical).
+// Empty strings and bytes, and a message that encodes to nothing, count as
+// missing, like an unset field; NaN and infinities are refused, since no
+// call is identified by them.
 func addScalar(hs *keyspec.Hasher, fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
 	switch fd.Kind() {
 	case protoreflect.StringKind:
 		if v.String() == "" {
 			return errMissing
 		}
-		hs.AddString(keyspec.String, v.String())
 	case protoreflect.BytesKind:
 		if len(v.Bytes()) == 0 {
 			return errMissing
 		}
-		hs.Add(keyspec.Bytes, v.Bytes())
-	case protoreflect.BoolKind:
-		hs.AddString(keyspec.Bool, strconv.FormatBool(v.Bool()))
-	case protoreflect.EnumKind:
-		return addNumber(hs, strconv.FormatInt(int64(v.Enum()), 10))
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
-		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return addNumber(hs, strconv.FormatInt(v.Int(), 10))
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return addNumber(hs, strconv.FormatUint(v.Uint(), 10))
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		f := v.Float()
-		if math.IsNaN(f) || math.IsInf(f, 0) {
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
 			return errors.New("not a finite number")
 		}
-		return addNumber(hs, strconv.FormatFloat(f, 'g', -1, 64))
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(v.Message().Interface())
-		if err != nil {
-			return err
-		}
-		hs.Add(keyspec.Proto, b)
-	default:
-		return fmt.Errorf("unsupported field kind %s", fd.Kind())
+		return addCanonicalField(hs, v.Message())
 	}
-	return nil
-}
-
-func addNumber(hs *keyspec.Hasher, text string) error {
-	n, err := keyspec.CanonicalNumber(text)
-	if err != nil {
-		return err
-	}
-	hs.AddString(keyspec.Number, n)
+	addLeaf(hs, fd, v)
 	return nil
 }

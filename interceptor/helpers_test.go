@@ -94,12 +94,24 @@ func serve(t *testing.T, c interceptor.LockConf, store *zredis.Redis, impl testp
 func serveWith(t testing.TB, lock grpc.UnaryServerInterceptor, impl testpb.PaymentsServer,
 	outer ...grpc.UnaryServerInterceptor) testpb.PaymentsClient {
 	t.Helper()
+	return serveRegistered(t, lock, impl, nil, outer...)
+}
+
+// serveRegistered is serveWith that runs registered, when not nil, once
+// impl is registered and before serving, as zrpc runs its register
+// callback.
+func serveRegistered(t testing.TB, lock grpc.UnaryServerInterceptor, impl testpb.PaymentsServer,
+	registered func(*grpc.Server), outer ...grpc.UnaryServerInterceptor) testpb.PaymentsClient {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := grpc.NewServer(grpc.ChainUnaryInterceptor(append([]grpc.UnaryServerInterceptor{recoverPanics}, append(outer, lock)...)...))
 	testpb.RegisterPaymentsServer(s, impl)
+	if registered != nil {
+		registered(s)
+	}
 	go func() { _ = s.Serve(l) }()
 	t.Cleanup(s.Stop)
 	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))

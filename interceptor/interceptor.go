@@ -26,11 +26,24 @@ var metrics = guard.NewMetrics("grpc", "method")
 
 // UnaryServerInterceptor validates c and returns an interceptor that locks
 // calls in store. Configuration problems are errors wrapping ErrBadConfig
-// here, at start-up; a field path of a method whose package is not linked
-// is checked on its first call, which fails with codes.Internal naming the
-// rule if the path is wrong.
+// here, at start-up: a malformed rule, a method that no service linked into
+// the binary has (unless the rule sets SkipMethodCheck, whose field paths
+// are then checked on the method's first call, failing it with
+// codes.Internal naming the rule if a path is wrong), and a go-zero store
+// whose server rejects the CLIENT SETINFO go-zero sends on new connections
+// (wrapping redislock.ErrIdentityRejected, which names the fix:
+// DisableIdentity: true).
 func UnaryServerInterceptor(c LockConf, store *redis.Redis) (grpc.UnaryServerInterceptor, error) {
-	return UnaryServerInterceptorWithStore(c, redislock.GoZeroStore(store))
+	i, err := UnaryServerInterceptorWithStore(c, redislock.GoZeroStore(store))
+	if err != nil {
+		return nil, err
+	}
+	// Such a store would trip its own breaker under a burst of new
+	// connections (see redislock.CheckGoZeroStore).
+	if err := guard.CheckStore(store); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	return i, nil
 }
 
 // MustUnaryServerInterceptor is UnaryServerInterceptor that exits through

@@ -6,16 +6,18 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zeromicro/go-zero/core/logx"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/zerolock/zerolock/internal/guard"
 	"github.com/zerolock/zerolock/internal/keyspec"
 )
 
 // ErrBadConfig is wrapped by every configuration error of the interceptor:
-// an unknown key source, a malformed spec or method name, a field path that
-// the method's request message does not have.
+// an unknown key source, a malformed spec or method name, a method that no
+// linked service declares (see LockRule.SkipMethodCheck) or that the
+// server does not serve (see CheckServed), a field path that the method's
+// request message does not have.
 var ErrBadConfig = errors.New("interceptor: bad lock configuration")
 
 // The key sources of a gRPC call.
@@ -61,9 +63,10 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	hasFields := false
+	hasFields, perCaller := false, false
 	for _, s := range specs {
 		hasFields = hasFields || s.Source == sourceField
+		perCaller = perCaller || s.Source == sourceMetadata || s.Source == sourceCtx || s.Source == sourcePeer
 		if s.Source == sourceMetadata && s.Name != strings.ToLower(s.Name) {
 			return nil, bad("metadata key %q must be lower case, as gRPC sends it", s.Name)
 		}
@@ -73,13 +76,28 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 		return nil, bad("%v", err)
 	}
 	ru := &rule{method: r.Method, specs: specs, policy: policy, hasFields: hasFields}
-	if md := lookupInput(service, method); md != nil {
-		if err := ru.compileFields(md); err != nil {
+	md, err := linkedMethod(service, method)
+	switch {
+	case err == nil:
+		if err := ru.compileFields(md.Input()); err != nil {
 			return nil, bad("%v", err)
 		}
 		ru.once.Do(func() {})
+	case !r.SkipMethodCheck:
+		return nil, bad("%v", err)
+	}
+	if !perCaller {
+		warnShared(r.Method)
 	}
 	return ru, nil
+}
+
+// warnShared logs a rule whose key has no per-caller part, at error level
+// because go-zero has no warning level and services often log errors only.
+func warnShared(method string) {
+	logx.Errorf("zerolock: warning: lock rule %s has no metadata:, ctx: or peer key, "+
+		"so calls from different callers with the same field values block each other; "+
+		"add the caller's identity (ctx:userId, metadata:x-user-id) unless those values are unique to one caller", method)
 }
 
 // splitMethod splits /package.Service/Method.
@@ -93,24 +111,6 @@ func splitMethod(full string) (service, method string, ok bool) {
 		return "", "", false
 	}
 	return service, method, true
-}
-
-// lookupInput finds the method's request message in the registry that
-// generated code registers into, or nil when its package is not linked.
-func lookupInput(service, method string) protoreflect.MessageDescriptor {
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(service))
-	if err != nil {
-		return nil
-	}
-	sd, ok := d.(protoreflect.ServiceDescriptor)
-	if !ok {
-		return nil
-	}
-	md := sd.Methods().ByName(protoreflect.Name(method))
-	if md == nil {
-		return nil
-	}
-	return md.Input()
 }
 
 func (ru *rule) compileFields(md protoreflect.MessageDescriptor) error {

@@ -21,7 +21,7 @@ import (
 // TestThroughZrpc: a zrpc.MustNewServer with the interceptor added, called
 // by a zrpc client, runs one of two concurrent identical calls and answers
 // the other Aborted; zrpc's own interceptors (recover, breaker, stat) are
-// in the chain.
+// in the chain. CheckServed, in the register callback, passes the rule.
 func TestThroughZrpc(t *testing.T) {
 	srv := redistest.Start(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -39,13 +39,15 @@ func TestThroughZrpc(t *testing.T) {
 	sc.DevServer.Enabled = false // its HTTP server is never stopped
 	impl := newPayments()
 	impl.release = make(chan struct{})
+	lockConf := payConf(interceptor.ModeInflight, "field:order.id", "metadata:x-user-id")
 	var grpcServer *grpc.Server
+	checked := make(chan error, 1)
 	server := zrpc.MustNewServer(sc, func(s *grpc.Server) {
 		grpcServer = s
 		testpb.RegisterPaymentsServer(s, impl)
+		checked <- interceptor.CheckServed(s, lockConf) // a service would logx.Must it
 	})
-	server.AddUnaryInterceptors(interceptor.MustUnaryServerInterceptor(
-		payConf(interceptor.ModeInflight, "field:order.id", "metadata:x-user-id"), newStore(srv)))
+	server.AddUnaryInterceptors(interceptor.MustUnaryServerInterceptor(lockConf, newStore(srv)))
 	started := make(chan struct{})
 	go func() {
 		close(started)
@@ -53,6 +55,9 @@ func TestThroughZrpc(t *testing.T) {
 	}()
 	<-started
 	redistest.WaitListening(t, addr)
+	if err := <-checked; err != nil {
+		t.Fatalf("CheckServed in zrpc's register callback: %v", err)
+	}
 	// zrpc's Stop leaves serving to the process's shutdown; stop gRPC itself.
 	t.Cleanup(func() {
 		server.Stop()

@@ -20,7 +20,6 @@ const (
 	Bool   Kind = 'b'
 	Bytes  Kind = 'y'
 	JSON   Kind = 'j' // a JSON object or array in canonical form
-	Proto  Kind = 'p' // a protobuf message, deterministically marshalled
 	Null   Kind = 'z'
 )
 
