@@ -14,7 +14,7 @@ test: deps vet
 
 deps:
 	@./scripts/ensure-packages.sh redis-server:redis-server redis-cli:redis-tools \
-		etcd:etcd-server /usr/share/zookeeper/bin/zkServer.sh:zookeeper
+		etcd:etcd-server /usr/share/zookeeper/bin/zkServer.sh:zookeeper curl:curl
 
 vet:
 	$(GO) vet ./...

@@ -85,26 +85,79 @@ func TestDoubleClickedOrderRunsOnce(t *testing.T) {
 	}
 }
 
+func redeem(t *testing.T, base, code string) int {
+	t.Helper()
+	resp, err := http.Post(base+"/coupons/"+code+"/redeem", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // TestCouponWindow: the window-mode rule refuses a sequential repeat.
 func TestCouponWindow(t *testing.T) {
 	t.Setenv("ZEROLOCK_REDIS_HOST", "")
 	c := loadConfig(t)
 	base, _ := startServer(t, c)
-	redeem := func(code string) int {
-		resp, err := http.Post(base+"/coupons/"+code+"/redeem", "application/json", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	if got := redeem("WELCOME"); got != http.StatusOK {
+	if got := redeem(t, base, "WELCOME"); got != http.StatusOK {
 		t.Fatalf("first redemption: %d", got)
 	}
-	if got := redeem("WELCOME"); got != http.StatusConflict {
+	if got := redeem(t, base, "WELCOME"); got != http.StatusConflict {
 		t.Fatalf("repeat inside the 10s window: %d, want 409", got)
 	}
-	if got := redeem("SPRING"); got != http.StatusOK {
+	if got := redeem(t, base, "SPRING"); got != http.StatusOK {
 		t.Fatalf("another code: %d, want 200", got)
+	}
+}
+
+// TestCouponWindowEnds drives the README's coupon scenario on the embedded
+// default: the first redemption 200, a repeat 409, and once the window has
+// passed a redemption 200 again, because the embedded miniredis's keys
+// expire in real time. Only the window is shortened, from etc/api.yaml's
+// 10 s to 1 s, to keep the test short.
+func TestCouponWindowEnds(t *testing.T) {
+	t.Setenv("ZEROLOCK_REDIS_HOST", "")
+	c := loadConfig(t)
+	const window = time.Second
+	shortened := false
+	for i, rule := range c.Lock.Rules {
+		if rule.Path == "/coupons/:code/redeem" {
+			if rule.Mode != "window" {
+				t.Fatalf("etc/api.yaml's coupon rule is in mode %q, want window", rule.Mode)
+			}
+			c.Lock.Rules[i].Expire = window
+			shortened = true
+		}
+	}
+	if !shortened {
+		t.Fatal("etc/api.yaml has no rule for /coupons/:code/redeem")
+	}
+	base, _ := startServer(t, c)
+
+	start := time.Now()
+	if got := redeem(t, base, "WELCOME"); got != http.StatusOK {
+		t.Fatalf("first redemption: %d, want 200", got)
+	}
+	if got := redeem(t, base, "WELCOME"); got != http.StatusConflict {
+		t.Fatalf("repeat inside the window: %d, want 409", got)
+	}
+	deadline := start.Add(window + 5*time.Second)
+	for {
+		got := redeem(t, base, "WELCOME")
+		if got == http.StatusOK {
+			break
+		}
+		if got != http.StatusConflict {
+			t.Fatalf("redemption while waiting for the window to end: %d, want 409 or 200", got)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still 409 %v after the first redemption, with a %v window", time.Since(start), window)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The embedded clock may end a window up to one 50 ms tick early.
+	if took := time.Since(start); took < window-100*time.Millisecond {
+		t.Fatalf("window ended after %v, want about %v", took, window)
 	}
 }

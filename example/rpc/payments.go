@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/zrpc"
 	"google.golang.org/grpc"
@@ -45,6 +46,8 @@ func newServer(c config.Config) (*zrpc.RpcServer, *svc.ServiceContext) {
 	ctx := svc.NewServiceContext(c)
 	s := zrpc.MustNewServer(c.RpcServerConf, func(grpcServer *grpc.Server) {
 		payments.RegisterPaymentsServer(grpcServer, server.NewPaymentsServer(ctx))
+		// A lock rule for a method this server does not serve fails here.
+		logx.Must(interceptor.CheckServed(grpcServer, c.Lock))
 		if c.Mode == service.DevMode || c.Mode == service.TestMode {
 			reflection.Register(grpcServer)
 		}

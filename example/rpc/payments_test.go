@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"net"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/conf"
-	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/zrpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -21,9 +19,12 @@ import (
 	"github.com/zerolock/zerolock/internal/redistest"
 )
 
+// TestMain fails the run if a test leaves a goroutine behind, such as the
+// embedded miniredis's clock (go-zero's process-wide goroutines aside: see
+// redistest.LeakOptions).
 func TestMain(m *testing.M) {
-	logx.Disable()
-	os.Exit(m.Run())
+	redistest.Quiet()
+	redistest.Main(m)
 }
 
 // start runs the service from etc/rpc.yaml, as main does, on a free port.
@@ -46,6 +47,7 @@ func start(t *testing.T, hold time.Duration) payments.PaymentsClient {
 		sc.Close()
 	})
 	conn := zrpc.MustNewClient(zrpc.RpcClientConf{Endpoints: []string{c.ListenOn}, NonBlock: true, Timeout: 10000})
+	t.Cleanup(func() { _ = conn.Conn().Close() }) // before the server stops
 	return payments.NewPaymentsClient(conn.Conn())
 }
 

@@ -17,8 +17,9 @@ import (
 // shared client pools' redial loops when a test killed their server, the
 // stat collectors and load-shedding loops of its rest and zrpc servers, and
 // the goroutine of each rest server, which go-zero keeps waiting for the
-// process to shut down even after its http.Server was shut down), so that
-// goleak reports only what zerolock starts.
+// process to shut down even after its http.Server was shut down, and each
+// zrpc server's, whose Stop only closes the logs: its gRPC server stops at
+// process shutdown), so that goleak reports only what zerolock starts.
 func LeakOptions() []goleak.Option {
 	return []goleak.Option{
 		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/proc.init.1.func1"),
@@ -27,6 +28,7 @@ func LeakOptions() []goleak.Option {
 		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/executors.(*PeriodicalExecutor).backgroundFlush.func1"),
 		goleak.IgnoreTopFunction("github.com/zeromicro/go-zero/core/load.(*SheddingStat).loop"),
 		goleak.IgnoreAnyFunction("github.com/zeromicro/go-zero/core/proc.(*listenerManager).addListener.func2"),
+		goleak.IgnoreAnyFunction("github.com/zeromicro/go-zero/zrpc/internal.(*rpcServer).Start"),
 	}
 }
 

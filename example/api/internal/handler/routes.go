@@ -3,6 +3,7 @@ package handler
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/zeromicro/go-zero/rest"
 
@@ -76,5 +77,6 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 				Handler: report.RebuildReportHandler(serverCtx),
 			},
 		},
+		rest.WithTimeout(15000*time.Millisecond),
 	)
 }

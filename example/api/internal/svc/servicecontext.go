@@ -5,13 +5,15 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
 
 	"github.com/zerolock/zerolock/example/api/internal/config"
-	"github.com/zerolock/zerolock/middleware"
+	"github.com/zerolock/zerolock/example/internal/embedredis"
+	// goctl's own internal/middleware package (the generated stub) has
+	// the same name: zerolock's takes an alias.
+	zlmiddleware "github.com/zerolock/zerolock/middleware"
 )
 
 // ServiceContext is what every handler and logic receives.
@@ -24,18 +26,18 @@ type ServiceContext struct {
 	// Reports is the fenced storage the report rebuilds write to.
 	Reports *FencedStore
 
-	embedded *miniredis.Miniredis
+	embedded *embedredis.Server
 }
 
 // NewServiceContext connects to the configured Redis, or starts an embedded
-// miniredis when the configuration names no host, and seeds the demo stock.
+// miniredis, whose keys expire in real time, when the configuration names
+// no host, and seeds the demo stock.
 func NewServiceContext(c config.Config) *ServiceContext {
 	sc := &ServiceContext{Config: c, Reports: NewFencedStore()}
 	if c.Redis.Host == "" {
-		sc.embedded = miniredis.NewMiniRedis()
-		if err := sc.embedded.StartAddr("127.0.0.1:0"); err != nil {
-			logx.Must(err)
-		}
+		embedded, err := embedredis.Start()
+		logx.Must(err)
+		sc.embedded = embedded
 		c.Redis = redis.RedisConf{Host: sc.embedded.Addr(), Type: redis.NodeType, NonBlock: true,
 			// miniredis rejects CLIENT SETINFO, which go-zero's breaker would
 			// count as a failure on every new connection.
@@ -44,7 +46,7 @@ func NewServiceContext(c config.Config) *ServiceContext {
 	}
 	sc.Config = c
 	sc.Redis = redis.MustNewRedis(c.Redis)
-	sc.Lock = middleware.MustNewLockMiddleware(c.Lock, sc.Redis).Handle
+	sc.Lock = zlmiddleware.MustNewLockMiddleware(c.Lock, sc.Redis).Handle
 	for sku, n := range c.SeedStock {
 		if _, err := sc.Redis.SetnxCtx(context.Background(), StockKey(sku), strconv.FormatInt(n, 10)); err != nil {
 			logx.Must(err)
@@ -53,7 +55,7 @@ func NewServiceContext(c config.Config) *ServiceContext {
 	return sc
 }
 
-// Close stops the embedded miniredis, if one was started.
+// Close stops the embedded miniredis and its clock, if one was started.
 func (sc *ServiceContext) Close() {
 	if sc.embedded != nil {
 		sc.embedded.Close()
@@ -68,6 +70,12 @@ func StockKey(sku string) string {
 // LockKey is the Redis key of the lock that guards an item's stock.
 func LockKey(sku string) string {
 	return "demo:lock:stock:" + sku
+}
+
+// ReportLockKey is the Redis key of the lock that guards a report's
+// rebuild.
+func ReportLockKey(id string) string {
+	return "demo:lock:report:" + id
 }
 
 // OrderKey is the Redis key counting how often an order was processed.

@@ -2,10 +2,10 @@
 package svc
 
 import (
-	"github.com/alicebob/miniredis/v2"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/zerolock/zerolock/example/internal/embedredis"
 	"github.com/zerolock/zerolock/example/rpc/internal/config"
 )
 
@@ -14,18 +14,17 @@ type ServiceContext struct {
 	Config config.Config
 	Redis  *redis.Redis
 
-	embedded *miniredis.Miniredis
+	embedded *embedredis.Server
 }
 
-// NewServiceContext connects to LockRedis, or starts an embedded miniredis
-// when it names no host.
+// NewServiceContext connects to LockRedis, or starts an embedded miniredis,
+// whose keys expire in real time, when it names no host.
 func NewServiceContext(c config.Config) *ServiceContext {
 	sc := &ServiceContext{}
 	if c.LockRedis.Host == "" {
-		sc.embedded = miniredis.NewMiniRedis()
-		if err := sc.embedded.StartAddr("127.0.0.1:0"); err != nil {
-			logx.Must(err)
-		}
+		embedded, err := embedredis.Start()
+		logx.Must(err)
+		sc.embedded = embedded
 		c.LockRedis = redis.RedisConf{Host: sc.embedded.Addr(), Type: redis.NodeType, NonBlock: true,
 			// miniredis rejects CLIENT SETINFO, which go-zero's breaker would
 			// count as a failure on every new connection.
@@ -37,7 +36,7 @@ func NewServiceContext(c config.Config) *ServiceContext {
 	return sc
 }
 
-// Close stops the embedded miniredis, if one was started.
+// Close stops the embedded miniredis and its clock, if one was started.
 func (sc *ServiceContext) Close() {
 	if sc.embedded != nil {
 		sc.embedded.Close()

@@ -31,7 +31,7 @@ func NewLoginLogic(ctx context.Context, svcCtx *svc.ServiceContext) *LoginLogic 
 // It checks no password: it is a demo.
 func (l *LoginLogic) Login(req *types.LoginReq) (*types.LoginResp, error) {
 	if req.UserId == "" {
-		return nil, errorx.New(http.StatusBadRequest, "userId is required")
+		return nil, errorx.New(http.StatusBadRequest, "missing_field", "userId is required")
 	}
 	auth := l.svcCtx.Config.Auth
 	claims := jwt.MapClaims{
@@ -41,7 +41,7 @@ func (l *LoginLogic) Login(req *types.LoginReq) (*types.LoginResp, error) {
 	}
 	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(auth.AccessSecret))
 	if err != nil {
-		return nil, err
+		return nil, errorx.Internal(err)
 	}
 	return &types.LoginResp{Token: token}, nil
 }

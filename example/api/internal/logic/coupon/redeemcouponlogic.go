@@ -6,6 +6,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
+	"github.com/zerolock/zerolock/example/api/internal/errorx"
 	"github.com/zerolock/zerolock/example/api/internal/svc"
 	"github.com/zerolock/zerolock/example/api/internal/types"
 )
@@ -28,7 +29,7 @@ func NewRedeemCouponLogic(ctx context.Context, svcCtx *svc.ServiceContext) *Rede
 func (l *RedeemCouponLogic) RedeemCoupon(req *types.RedeemReq) (*types.RedeemResp, error) {
 	n, err := l.svcCtx.Redis.IncrCtx(l.ctx, svc.CouponKey(req.Code))
 	if err != nil {
-		return nil, err
+		return nil, errorx.Internal(err)
 	}
 	return &types.RedeemResp{Code: req.Code, Redeemed: n}, nil
 }

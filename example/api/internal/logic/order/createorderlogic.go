@@ -8,6 +8,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
+	"github.com/zerolock/zerolock/example/api/internal/errorx"
 	"github.com/zerolock/zerolock/example/api/internal/svc"
 	"github.com/zerolock/zerolock/example/api/internal/types"
 )
@@ -34,7 +35,7 @@ func (l *CreateOrderLogic) CreateOrder(req *types.CreateOrderReq) (*types.Create
 	}
 	times, err := l.svcCtx.Redis.IncrCtx(l.ctx, svc.OrderKey(userID, req.OrderId))
 	if err != nil {
-		return nil, err
+		return nil, errorx.Internal(err)
 	}
 	return &types.CreateOrderResp{OrderId: req.OrderId, Times: times}, nil
 }

@@ -34,15 +34,15 @@ func NewRebuildReportLogic(ctx context.Context, svcCtx *svc.ServiceContext) *Reb
 // short lock alive while it works (Watch), stops if it loses the lock, and
 // writes with the lock's fencing token, which the storage checks.
 func (l *RebuildReportLogic) RebuildReport(req *types.RebuildReq) (*types.RebuildResp, error) {
-	lock := redislock.NewRedisLock(l.svcCtx.Redis, "demo:lock:report:"+req.Id,
+	lock := redislock.NewRedisLock(l.svcCtx.Redis, svc.ReportLockKey(req.Id),
 		redislock.WithFencing(), redislock.WithExpiry(2*time.Second))
 	ok, err := lock.AcquireWaitCtx(l.ctx, 10*time.Second)
 	if err != nil {
 		l.Errorf("wait for report lock %q: %v", req.Id, err)
-		return nil, errorx.New(http.StatusServiceUnavailable, "lock store unavailable, try again")
+		return nil, errorx.New(http.StatusServiceUnavailable, "lock_unavailable", "lock store unavailable, try again")
 	}
 	if !ok {
-		return nil, errorx.New(http.StatusConflict, "report %s is still being rebuilt, try again later", req.Id)
+		return nil, errorx.New(http.StatusConflict, "report_busy", "report %s is still being rebuilt, try again later", req.Id)
 	}
 	defer func() {
 		if _, err := lock.ReleaseCtx(context.WithoutCancel(l.ctx)); err != nil {
@@ -54,16 +54,16 @@ func (l *RebuildReportLogic) RebuildReport(req *types.RebuildReq) (*types.Rebuil
 	select {
 	case <-time.After(l.svcCtx.Config.RebuildTime): // the work
 	case <-lockCtx.Done():
-		return nil, errorx.New(http.StatusConflict, "report %s: lock lost while rebuilding (%v)",
+		return nil, errorx.New(http.StatusConflict, "lock_lost", "report %s: lock lost while rebuilding (%v)",
 			req.Id, context.Cause(lockCtx))
 	}
 
 	body := fmt.Sprintf("report %s rebuilt at %s", req.Id, time.Now().Format(time.RFC3339Nano))
 	if err := l.svcCtx.Reports.Put(req.Id, body, lock.Fence()); err != nil {
 		if errors.Is(err, svc.ErrStaleFence) {
-			return nil, errorx.New(http.StatusConflict, "report %s: %v", req.Id, err)
+			return nil, errorx.New(http.StatusConflict, "stale_fence", "report %s: %v", req.Id, err)
 		}
-		return nil, err
+		return nil, errorx.Internal(err)
 	}
 	return &types.RebuildResp{Id: req.Id, Fence: lock.Fence()}, nil
 }

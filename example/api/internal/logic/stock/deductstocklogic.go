@@ -36,10 +36,10 @@ func (l *DeductStockLogic) DeductStock(req *types.DeductReq) (*types.StockResp, 
 	ok, err := lock.AcquireCtx(l.ctx)
 	if err != nil {
 		l.Errorf("acquire stock lock of %q: %v", req.Sku, err)
-		return nil, errorx.New(http.StatusServiceUnavailable, "lock store unavailable, try again")
+		return nil, errorx.New(http.StatusServiceUnavailable, "lock_unavailable", "lock store unavailable, try again")
 	}
 	if !ok {
-		return nil, errorx.New(http.StatusConflict, "item %s is busy: another deduction is running", req.Sku)
+		return nil, errorx.New(http.StatusConflict, "item_busy", "item %s is busy: another deduction is running", req.Sku)
 	}
 	defer func() {
 		// The request's context may be cancelled by now; the release must
@@ -54,7 +54,7 @@ func (l *DeductStockLogic) DeductStock(req *types.DeductReq) (*types.StockResp, 
 		return nil, err
 	}
 	if stock < req.Count {
-		return nil, errorx.New(http.StatusUnprocessableEntity,
+		return nil, errorx.New(http.StatusUnprocessableEntity, "insufficient_stock",
 			"insufficient stock of %s: %d left, %d asked", req.Sku, stock, req.Count)
 	}
 	if hold := l.svcCtx.Config.DeductHold; hold > 0 {
@@ -62,7 +62,7 @@ func (l *DeductStockLogic) DeductStock(req *types.DeductReq) (*types.StockResp, 
 	}
 	stock -= req.Count
 	if err := l.svcCtx.Redis.SetCtx(l.ctx, svc.StockKey(req.Sku), strconv.FormatInt(stock, 10)); err != nil {
-		return nil, err
+		return nil, errorx.Internal(err)
 	}
 	return &types.StockResp{Sku: req.Sku, Stock: stock}, nil
 }

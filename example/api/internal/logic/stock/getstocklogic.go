@@ -36,10 +36,14 @@ func (l *GetStockLogic) GetStock(req *types.StockReq) (*types.StockResp, error) 
 func readStock(ctx context.Context, svcCtx *svc.ServiceContext, sku string) (int64, error) {
 	val, err := svcCtx.Redis.GetCtx(ctx, svc.StockKey(sku))
 	if err != nil {
-		return 0, err
+		return 0, errorx.Internal(err)
 	}
 	if val == "" {
-		return 0, errorx.New(http.StatusNotFound, "unknown item %s", sku)
+		return 0, errorx.New(http.StatusNotFound, "unknown_item", "unknown item %s", sku)
 	}
-	return strconv.ParseInt(val, 10, 64)
+	stock, err := strconv.ParseInt(val, 10, 64)
+	if err != nil {
+		return 0, errorx.Internal(err)
+	}
+	return stock, nil
 }
