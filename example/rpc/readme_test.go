@@ -1,0 +1,273 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zerolock/zerolock/internal/redistest"
+)
+
+const (
+	// readmeBuildTimeout bounds building the demo's two commands.
+	readmeBuildTimeout = 2 * time.Minute
+	// readmeBlockTimeout bounds each README block's run, its backgrounded
+	// server included.
+	readmeBlockTimeout = time.Minute
+
+	// The commands a README block may run, as written there.
+	serverCommand = "go run ./example/rpc"
+	clientCommand = "go run ./example/rpc/client"
+)
+
+// rpcBlock is a ```sh block of README.md that runs the RPC demo.
+type rpcBlock struct {
+	// line is the line number of the opening fence.
+	line int
+	// script is the block as written.
+	script string
+	// want is what the block prints: its lines that start with "# ", less
+	// that prefix, in order.
+	want []string
+}
+
+// readmeRPCBlocks returns README.md's ```sh blocks that run the RPC demo.
+func readmeRPCBlocks(t *testing.T) []rpcBlock {
+	t.Helper()
+	text, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		blocks []rpcBlock
+		cur    *rpcBlock
+		lines  []string
+	)
+	for i, line := range strings.Split(string(text), "\n") {
+		switch {
+		case cur == nil && line == "```sh":
+			cur, lines = &rpcBlock{line: i + 1}, nil
+		case cur != nil && line == "```":
+			cur.script = strings.Join(lines, "\n") + "\n"
+			if strings.Contains(cur.script, serverCommand) {
+				blocks = append(blocks, *cur)
+			}
+			cur = nil
+		case cur != nil:
+			lines = append(lines, line)
+			if want, ok := strings.CutPrefix(line, "# "); ok {
+				cur.want = append(cur.want, want)
+			}
+		}
+	}
+	return blocks
+}
+
+// TestReadmeRPCBlock runs every ```sh block of README.md that runs the RPC
+// demo with bash, from the repository root, as a reader would, with three
+// changes that keep what runs the same: `go run ./example/rpc` and
+// `go run ./example/rpc/client` become the two commands built once; the
+// server reads etc/rpc.yaml with ListenOn moved to a free port, and the
+// client gets that address with -addr; and the server's log goes to a file,
+// shown if the block fails, since the "# " lines are what the client
+// prints. Each block must print exactly its "# " lines, in order: the
+// client prints its answers in one order, the paid call first. The test
+// also checks that the server's ListenOn, the client's default -addr and
+// the block agree, so the block works unchanged for a reader. Without bash
+// or go the test is skipped, or fails when ZEROLOCK_REQUIRE_REDIS=1 (make
+// test).
+func TestReadmeRPCBlock(t *testing.T) {
+	for _, tool := range []string{"bash", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv(redistest.RequireEnv) == "1" {
+				t.Fatalf("%s not found and %s=1: %v", tool, redistest.RequireEnv, err)
+			}
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	blocks := readmeRPCBlocks(t)
+	if len(blocks) == 0 {
+		t.Fatalf("README.md has no ```sh block with %q", serverCommand)
+	}
+
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildDemo(t, root)
+	yaml, listenOn := readListenOn(t, filepath.Join(root, "etc", "rpc.yaml"))
+	usage, _ := exec.Command(filepath.Join(bin, "client"), "-h").CombinedOutput()
+	if !strings.Contains(string(usage), fmt.Sprintf("(default %q)", listenOn)) {
+		t.Errorf("the client's default -addr is not etc/rpc.yaml's ListenOn %s:\n%s", listenOn, usage)
+	}
+
+	for _, b := range blocks {
+		if len(b.want) == 0 {
+			t.Errorf("README.md:%d: the block shows no output (no line starts with \"# \")", b.line)
+			continue
+		}
+		if !strings.Contains(b.script, listenOn) {
+			t.Errorf("README.md:%d: the block does not say the server listens on %s", b.line, listenOn)
+		}
+		addr := freeAddr(t)
+		dir := t.TempDir()
+		config, serverLog := filepath.Join(dir, "rpc.yaml"), filepath.Join(dir, "server.log")
+		moved := listenOnLine.ReplaceAllLiteralString(yaml, "ListenOn: "+addr)
+		if err := os.WriteFile(config, []byte(moved), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		script, err := rewriteRPCBlock(b.script, map[string]string{
+			serverCommand: fmt.Sprintf("%s -f %s >%s 2>&1", quote(filepath.Join(bin, "rpc")), quote(config), quote(serverLog)),
+			clientCommand: fmt.Sprintf("%s -addr %s", quote(filepath.Join(bin, "client")), addr),
+		})
+		if err != nil {
+			t.Errorf("README.md:%d: %v", b.line, err)
+			continue
+		}
+
+		stdout, stderr, err := runBash(root, script)
+		got := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+		if err != nil || strings.Join(got, "\n") != strings.Join(b.want, "\n") {
+			log, _ := os.ReadFile(serverLog)
+			t.Errorf("README.md:%d: the block printed\n%s\nwant (its \"# \" lines)\n%s\nerror: %v\nstderr: %s\nserver log:\n%s",
+				b.line, stdout, strings.Join(b.want, "\n"), err, stderr, log)
+		}
+		checkStopped(t, addr)
+	}
+}
+
+// buildDemo builds the server and the client into a temporary directory,
+// once, rather than have each `go run` of the block compile them.
+func buildDemo(t *testing.T, root string) (bin string) {
+	t.Helper()
+	bin = t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), readmeBuildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin+string(filepath.Separator), "./example/rpc", "./example/rpc/client")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// listenOnLine is the top-level ListenOn line of a YAML config.
+var listenOnLine = regexp.MustCompile(`(?m)^ListenOn: *(\S+) *$`)
+
+// readListenOn returns the config file's text and the address its
+// ListenOn line names.
+func readListenOn(t *testing.T, path string) (text, listenOn string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := listenOnLine.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("%s has no top-level ListenOn line", path)
+	}
+	return string(b), string(m[1])
+}
+
+// rewriteRPCBlock replaces, at the start of each line of script, the
+// commands that are keys of commands by their values. A line that runs
+// `go run` otherwise is an error: the test could not run it as written
+// without compiling it again.
+func rewriteRPCBlock(script string, commands map[string]string) (string, error) {
+	lines := strings.Split(script, "\n")
+	for i, line := range lines {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		replaced := false
+		for command, with := range commands {
+			n := len(strings.Fields(command))
+			if len(fields) >= n && strings.Join(fields[:n], " ") == command {
+				rest := strings.TrimPrefix(strings.TrimLeft(line, " \t"), command)
+				lines[i] = with + rest
+				replaced = true
+				break
+			}
+		}
+		if !replaced && strings.Contains(line, "go run") {
+			return "", fmt.Errorf("the block runs %q, which the test does not know how to run", line)
+		}
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// quote quotes s for bash.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// checkStopped fails the test if the block's server still accepts
+// connections on addr a few seconds after the block ended: a process
+// outlived it.
+func checkStopped(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Errorf("the server on %s outlived its README block", addr)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// runBash runs script with bash in dir, in a process group of its own,
+// which is killed when the script has run for readmeBlockTimeout, and once
+// it has ended, so that no backgrounded command outlives it. The locks are
+// in the server's embedded miniredis.
+func runBash(dir, script string) (stdout, stderr string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), readmeBlockTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir = dir
+	// A proxy from the environment must not stand between the client and
+	// the server on loopback.
+	cmd.Env = append(os.Environ(), "ZEROLOCK_REDIS_HOST=", "NO_PROXY=*", "no_proxy=*")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err = cmd.Start(); err != nil {
+		return "", "", err
+	}
+	err = cmd.Wait()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if ctx.Err() != nil {
+		err = fmt.Errorf("timed out after %v: %w", readmeBlockTimeout, err)
+	}
+	return out.String(), errOut.String(), err
+}
