@@ -56,10 +56,10 @@ PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 .PHONY: proto
 proto:
 	GOBIN=$(CURDIR)/bin $(GO) install $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
-	PATH=$(CURDIR)/bin:$$PATH protoc --proto_path=internal/testpb \
-		--go_out=internal/testpb --go_opt=paths=source_relative \
-		--go-grpc_out=internal/testpb --go-grpc_opt=paths=source_relative \
-		internal/testpb/testpb.proto
+	PATH=$(CURDIR)/bin:$$PATH protoc --proto_path=internal/testing/testpb \
+		--go_out=internal/testing/testpb --go_opt=paths=source_relative \
+		--go-grpc_out=internal/testing/testpb --go-grpc_opt=paths=source_relative \
+		internal/testing/testpb/testpb.proto
 	PATH=$(CURDIR)/bin:$$PATH protoc --proto_path=example/rpc \
 		--go_out=example/rpc/payments --go_opt=paths=source_relative \
 		--go-grpc_out=example/rpc/payments --go-grpc_opt=paths=source_relative \

@@ -17,9 +17,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock/etcdlock"
-	"github.com/zerolock/zerolock/internal/etcdtest"
-	"github.com/zerolock/zerolock/internal/redistest"
-	"github.com/zerolock/zerolock/internal/zktest"
+	"github.com/zerolock/zerolock/internal/testing/etcdtest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/internal/testing/zktest"
 	"github.com/zerolock/zerolock/redislock"
 	"github.com/zerolock/zerolock/zklock"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
-	rawfloor "github.com/zerolock/zerolock/internal/floor"
+	rawfloor "github.com/zerolock/zerolock/internal/testing/floor"
 	"github.com/zerolock/zerolock/redislock"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 )
 
 // BenchmarkHandoff: 20 waiters on one key, each holding the lock about

@@ -13,8 +13,8 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
-	rawfloor "github.com/zerolock/zerolock/internal/floor"
-	"github.com/zerolock/zerolock/internal/redistest"
+	rawfloor "github.com/zerolock/zerolock/internal/testing/floor"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 )
 
 func main() {

@@ -22,8 +22,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zerolock/zerolock/interceptor"
-	rawfloor "github.com/zerolock/zerolock/internal/floor"
-	"github.com/zerolock/zerolock/internal/testpb"
+	rawfloor "github.com/zerolock/zerolock/internal/testing/floor"
+	"github.com/zerolock/zerolock/internal/testing/testpb"
 	"github.com/zerolock/zerolock/middleware"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock/etcdlock"
-	"github.com/zerolock/zerolock/internal/etcdtest"
+	"github.com/zerolock/zerolock/internal/testing/etcdtest"
 	"github.com/zerolock/zerolock/redislock"
 )
 

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock/etcdlock"
-	"github.com/zerolock/zerolock/internal/etcdtest"
+	"github.com/zerolock/zerolock/internal/testing/etcdtest"
 )
 
 // TestFenceIncreases: successive holders, on one Lock or several, get

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zerolock/zerolock/etcdlock"
-	"github.com/zerolock/zerolock/internal/etcdtest"
+	"github.com/zerolock/zerolock/internal/testing/etcdtest"
 	"github.com/zerolock/zerolock/redislock"
 )
 

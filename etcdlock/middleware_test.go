@@ -11,8 +11,8 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 
 	"github.com/zerolock/zerolock/etcdlock"
-	"github.com/zerolock/zerolock/internal/etcdtest"
-	"github.com/zerolock/zerolock/internal/resttest"
+	"github.com/zerolock/zerolock/internal/testing/etcdtest"
+	"github.com/zerolock/zerolock/internal/testing/resttest"
 	"github.com/zerolock/zerolock/middleware"
 )
 

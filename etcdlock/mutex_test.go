@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock/etcdlock"
-	"github.com/zerolock/zerolock/internal/etcdtest"
+	"github.com/zerolock/zerolock/internal/testing/etcdtest"
 )
 
 // TestMutualExclusion runs 3 clients x 10 goroutines, each taking the same

@@ -9,7 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zerolock/zerolock/etcdlock"
-	"github.com/zerolock/zerolock/internal/etcdtest"
+	"github.com/zerolock/zerolock/internal/testing/etcdtest"
 )
 
 // TestWaitersQueueInOrder starts waiters one after another, each confirmed

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/zerolock/zerolock/interceptor"
-	"github.com/zerolock/zerolock/internal/floor"
-	"github.com/zerolock/zerolock/internal/redistest"
-	"github.com/zerolock/zerolock/internal/testpb"
+	"github.com/zerolock/zerolock/internal/testing/floor"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/internal/testing/testpb"
 )
 
 // BenchmarkUnary compares a call through the interceptor (Pay, keyed by

@@ -18,7 +18,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/zerolock/zerolock/internal/keyspec"
-	"github.com/zerolock/zerolock/internal/testpb"
+	"github.com/zerolock/zerolock/internal/testing/testpb"
 )
 
 // canonicalKey is the key of a whole message in its canonical encoding.

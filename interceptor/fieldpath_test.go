@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/zerolock/zerolock/internal/testpb"
+	"github.com/zerolock/zerolock/internal/testing/testpb"
 )
 
 func keyFor(t *testing.T, ru *rule, req *testpb.PayRequest) (string, error) {

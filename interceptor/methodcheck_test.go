@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zerolock/zerolock/interceptor"
-	"github.com/zerolock/zerolock/internal/redistest"
-	"github.com/zerolock/zerolock/internal/testpb"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/internal/testing/testpb"
 )
 
 // build constructs the interceptor for rules without a Redis server: the

@@ -8,7 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/core/prometheus"
 
 	"github.com/zerolock/zerolock/interceptor"
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 )
 
 func requests(t *testing.T, method, outcome string) float64 {

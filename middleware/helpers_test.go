@@ -6,7 +6,7 @@ import (
 	"github.com/zeromicro/go-zero/core/prometheus"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/middleware"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/zeromicro/go-zero/rest"
 
-	"github.com/zerolock/zerolock/internal/redistest"
-	"github.com/zerolock/zerolock/internal/resttest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/internal/testing/resttest"
 	"github.com/zerolock/zerolock/middleware"
 )
 

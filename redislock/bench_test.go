@@ -9,8 +9,8 @@ import (
 
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
-	"github.com/zerolock/zerolock/internal/floor"
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/floor"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
 

@@ -3,7 +3,7 @@ package redislock_test
 import (
 	"testing"
 
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 )
 
 func TestMain(m *testing.M) {

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/zerolock/zerolock/interceptor"
-	"github.com/zerolock/zerolock/internal/redistest"
-	"github.com/zerolock/zerolock/internal/testpb"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/internal/testing/testpb"
 )
 
 type okPayments struct {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
 

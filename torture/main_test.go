@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 )
 
 // childEnv names the role of a re-executed test binary.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/zerolock/zerolock/internal/faultproxy"
+	"github.com/zerolock/zerolock/internal/testing/faultproxy"
 )
 
 // settlerName names the settler's own connections in CLIENT LIST.

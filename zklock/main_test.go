@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zerolock/zerolock/internal/redistest"
-	"github.com/zerolock/zerolock/internal/zktest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/internal/testing/zktest"
 	"github.com/zerolock/zerolock/zklock"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/zeromicro/go-zero/rest"
 
-	"github.com/zerolock/zerolock/internal/resttest"
+	"github.com/zerolock/zerolock/internal/testing/resttest"
 	"github.com/zerolock/zerolock/middleware"
 	"github.com/zerolock/zerolock/zklock"
 )

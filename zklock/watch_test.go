@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zerolock/zerolock/internal/faultproxy"
-	"github.com/zerolock/zerolock/internal/zktest"
+	"github.com/zerolock/zerolock/internal/testing/faultproxy"
+	"github.com/zerolock/zerolock/internal/testing/zktest"
 	"github.com/zerolock/zerolock/redislock"
 	"github.com/zerolock/zerolock/zklock"
 )

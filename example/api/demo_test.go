@@ -21,7 +21,7 @@ import (
 	"github.com/zerolock/zerolock/example/api/internal/errorx"
 	"github.com/zerolock/zerolock/example/api/internal/handler"
 	"github.com/zerolock/zerolock/example/api/internal/svc"
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/middleware"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/rest/httpx"
 
 	"github.com/zerolock/zerolock/example/api/internal/errorx"
-	"github.com/zerolock/zerolock/internal/resttest"
+	"github.com/zerolock/zerolock/internal/testing/resttest"
 )
 
 // TestMiddlewareErrorsAsInPlainGoZero sends the demo the requests its lock

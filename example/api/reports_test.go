@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock/example/api/internal/svc"
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 )
 
 // TestRebuildsQueueAndFence: three concurrent rebuilds of one report wait

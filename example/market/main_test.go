@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 )
 
 func TestMain(m *testing.M) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/zerolock/zerolock/example/rpc/internal/config"
 	"github.com/zerolock/zerolock/example/rpc/payments"
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 )
 
 // TestMain fails the run if a test leaves a goroutine behind, such as the

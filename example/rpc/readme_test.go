@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -12,11 +11,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/zerolock/zerolock/internal/redistest"
+	"github.com/zerolock/zerolock/internal/testing/readmetest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 )
 
 const (
@@ -30,49 +29,6 @@ const (
 	serverCommand = "go run ./example/rpc"
 	clientCommand = "go run ./example/rpc/client"
 )
-
-// rpcBlock is a ```sh block of README.md that runs the RPC demo.
-type rpcBlock struct {
-	// line is the line number of the opening fence.
-	line int
-	// script is the block as written.
-	script string
-	// want is what the block prints: its lines that start with "# ", less
-	// that prefix, in order.
-	want []string
-}
-
-// readmeRPCBlocks returns README.md's ```sh blocks that run the RPC demo.
-func readmeRPCBlocks(t *testing.T) []rpcBlock {
-	t.Helper()
-	text, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		blocks []rpcBlock
-		cur    *rpcBlock
-		lines  []string
-	)
-	for i, line := range strings.Split(string(text), "\n") {
-		switch {
-		case cur == nil && line == "```sh":
-			cur, lines = &rpcBlock{line: i + 1}, nil
-		case cur != nil && line == "```":
-			cur.script = strings.Join(lines, "\n") + "\n"
-			if strings.Contains(cur.script, serverCommand) {
-				blocks = append(blocks, *cur)
-			}
-			cur = nil
-		case cur != nil:
-			lines = append(lines, line)
-			if want, ok := strings.CutPrefix(line, "# "); ok {
-				cur.want = append(cur.want, want)
-			}
-		}
-	}
-	return blocks
-}
 
 // TestReadmeRPCBlock runs every ```sh block of README.md that runs the RPC
 // demo with bash, from the repository root, as a reader would, with three
@@ -96,7 +52,7 @@ func TestReadmeRPCBlock(t *testing.T) {
 			t.Skipf("%s not installed", tool)
 		}
 	}
-	blocks := readmeRPCBlocks(t)
+	blocks := readmetest.Blocks(t, "../../README.md", serverCommand)
 	if len(blocks) == 0 {
 		t.Fatalf("README.md has no ```sh block with %q", serverCommand)
 	}
@@ -113,12 +69,12 @@ func TestReadmeRPCBlock(t *testing.T) {
 	}
 
 	for _, b := range blocks {
-		if len(b.want) == 0 {
-			t.Errorf("README.md:%d: the block shows no output (no line starts with \"# \")", b.line)
+		if len(b.Want) == 0 {
+			t.Errorf("README.md:%d: the block shows no output (no line starts with \"# \")", b.Line)
 			continue
 		}
-		if !strings.Contains(b.script, listenOn) {
-			t.Errorf("README.md:%d: the block does not say the server listens on %s", b.line, listenOn)
+		if !strings.Contains(b.Script, listenOn) {
+			t.Errorf("README.md:%d: the block does not say the server listens on %s", b.Line, listenOn)
 		}
 		addr := freeAddr(t)
 		dir := t.TempDir()
@@ -127,21 +83,21 @@ func TestReadmeRPCBlock(t *testing.T) {
 		if err := os.WriteFile(config, []byte(moved), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		script, err := rewriteRPCBlock(b.script, map[string]string{
+		script, err := rewriteRPCBlock(b.Script, map[string]string{
 			serverCommand: fmt.Sprintf("%s -f %s >%s 2>&1", quote(filepath.Join(bin, "rpc")), quote(config), quote(serverLog)),
 			clientCommand: fmt.Sprintf("%s -addr %s", quote(filepath.Join(bin, "client")), addr),
 		})
 		if err != nil {
-			t.Errorf("README.md:%d: %v", b.line, err)
+			t.Errorf("README.md:%d: %v", b.Line, err)
 			continue
 		}
 
-		stdout, stderr, err := runBash(root, script)
+		stdout, stderr, err := readmetest.Run(root, script, readmeBlockTimeout, "ZEROLOCK_REDIS_HOST=")
 		got := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
-		if err != nil || strings.Join(got, "\n") != strings.Join(b.want, "\n") {
+		if err != nil || strings.Join(got, "\n") != strings.Join(b.Want, "\n") {
 			log, _ := os.ReadFile(serverLog)
 			t.Errorf("README.md:%d: the block printed\n%s\nwant (its \"# \" lines)\n%s\nerror: %v\nstderr: %s\nserver log:\n%s",
-				b.line, stdout, strings.Join(b.want, "\n"), err, stderr, log)
+				b.Line, stdout, strings.Join(b.Want, "\n"), err, stderr, log)
 		}
 		checkStopped(t, addr)
 	}
@@ -242,32 +198,4 @@ func checkStopped(t *testing.T, addr string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// runBash runs script with bash in dir, in a process group of its own,
-// which is killed when the script has run for readmeBlockTimeout, and once
-// it has ended, so that no backgrounded command outlives it. The locks are
-// in the server's embedded miniredis.
-func runBash(dir, script string) (stdout, stderr string, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), readmeBlockTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", script)
-	cmd.Dir = dir
-	// A proxy from the environment must not stand between the client and
-	// the server on loopback.
-	cmd.Env = append(os.Environ(), "ZEROLOCK_REDIS_HOST=", "NO_PROXY=*", "no_proxy=*")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err = cmd.Start(); err != nil {
-		return "", "", err
-	}
-	err = cmd.Wait()
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if ctx.Err() != nil {
-		err = fmt.Errorf("timed out after %v: %w", readmeBlockTimeout, err)
-	}
-	return out.String(), errOut.String(), err
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/zerolock/zerolock/internal/testproc"
+	"github.com/zerolock/zerolock/internal/testing/testproc"
 )
 
 // A Cluster is a Redis Cluster of three masters with one replica each on

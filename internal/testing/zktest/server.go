@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerolock/zerolock/internal/testproc"
+	"github.com/zerolock/zerolock/internal/testing/testproc"
 )
 
 // RequireEnv is the environment variable that turns a missing ZooKeeper

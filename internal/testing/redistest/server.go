@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/zerolock/zerolock/internal/testproc"
+	"github.com/zerolock/zerolock/internal/testing/testproc"
 )
 
 // RequireEnv is the environment variable that turns a missing redis-server

@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zerolock/zerolock/internal/faultproxy"
+	"github.com/zerolock/zerolock/internal/testing/faultproxy"
 )
 
 func TestMain(m *testing.M) {

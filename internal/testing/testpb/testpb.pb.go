@@ -467,7 +467,7 @@ const file_testpb_proto_rawDesc = "" +
 	"\vCHANNEL_APP\x10\x022\x83\x01\n" +
 	"\bPayments\x129\n" +
 	"\x03Pay\x12\x19.zerolock.test.PayRequest\x1a\x17.zerolock.test.PayReply\x12<\n" +
-	"\x06Refund\x12\x19.zerolock.test.PayRequest\x1a\x17.zerolock.test.PayReplyB.Z,github.com/zerolock/zerolock/internal/testpbb\x06proto3"
+	"\x06Refund\x12\x19.zerolock.test.PayRequest\x1a\x17.zerolock.test.PayReplyB6Z4github.com/zerolock/zerolock/internal/testing/testpbb\x06proto3"
 
 var (
 	file_testpb_proto_rawDescOnce sync.Once

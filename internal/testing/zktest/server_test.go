@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zerolock/zerolock/internal/faultproxy"
+	"github.com/zerolock/zerolock/internal/testing/faultproxy"
 )
 
 func TestMain(m *testing.M) {

@@ -9,8 +9,8 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 	"go.uber.org/goleak"
 
-	"github.com/zerolock/zerolock/internal/redistest"
-	"github.com/zerolock/zerolock/internal/resttest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/internal/testing/resttest"
 )
 
 func TestMain(m *testing.M) {

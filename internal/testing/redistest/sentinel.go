@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/zerolock/zerolock/internal/testproc"
+	"github.com/zerolock/zerolock/internal/testing/testproc"
 )
 
 // SentinelMaster is the name the sentinels monitor.

@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zerolock/zerolock/internal/testproc"
+	"github.com/zerolock/zerolock/internal/testing/testproc"
 )
 
 func TestMain(m *testing.M) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/zerolock/zerolock/internal/testpb"
+	"github.com/zerolock/zerolock/internal/testing/testpb"
 )
 
 // ErrTaken is Payments.Refund's error when the order's key was held.
