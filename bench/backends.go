@@ -16,6 +16,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/etcdlock"
 	"github.com/zerolock/zerolock/internal/testing/etcdtest"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
@@ -28,7 +29,7 @@ import (
 // about it (the columns the bench cannot measure in a minute).
 type lockService struct {
 	name       string
-	backend    redislock.Backend
+	backend    zerolock.Backend
 	nodeDeath  string
 	fencing    string
 	pickWhen   string
@@ -215,11 +216,11 @@ func (quietZK) Printf(string, ...any) {}
 
 // measureCycles times n try-lock acquire + release cycles, one after
 // another, each on its own key.
-func measureCycles(b redislock.Backend, prefix string, n int) ([]time.Duration, error) {
+func measureCycles(b zerolock.Backend, prefix string, n int) ([]time.Duration, error) {
 	ctx := context.Background()
 	var lat []time.Duration
 	for i := 0; i < n; i++ {
-		l := b.NewLocker(fmt.Sprintf("%s:cycle:%d", prefix, i), redislock.LockerOptions{Expiry: compareExpiry})
+		l := b.NewLocker(fmt.Sprintf("%s:cycle:%d", prefix, i), zerolock.LockerOptions{Expiry: compareExpiry})
 		start := time.Now()
 		ok, err := l.AcquireCtx(ctx)
 		if err != nil || !ok {
@@ -243,17 +244,17 @@ const handoffHold = 150 * time.Millisecond
 // measureHandoffs times n hand-offs: a waiter blocks in AcquireWaitCtx
 // while the holder holds for handoffHold; the latency is from the start of
 // the holder's release to the waiter's return.
-func measureHandoffs(b redislock.Backend, prefix string, n int) ([]time.Duration, error) {
+func measureHandoffs(b zerolock.Backend, prefix string, n int) ([]time.Duration, error) {
 	ctx := context.Background()
 	key := prefix + ":handoff"
-	opts := redislock.LockerOptions{Expiry: compareExpiry}
+	opts := zerolock.LockerOptions{Expiry: compareExpiry}
 	holder := b.NewLocker(key, opts)
 	if ok, err := holder.AcquireCtx(ctx); err != nil || !ok {
 		return nil, fmt.Errorf("first acquire: %v, %w", ok, err)
 	}
 	var lat []time.Duration
 	for i := 0; i < n; i++ {
-		waiter, ok := b.NewLocker(key, opts).(redislock.Waiter)
+		waiter, ok := b.NewLocker(key, opts).(zerolock.Waiter)
 		if !ok {
 			return nil, errors.New("backend cannot wait")
 		}
@@ -344,7 +345,7 @@ const backendsNotes = `
   for a live process, the lock's own timer: ephemeral nodes have no TTL).
 - **Safety.** None of them can stop a paused holder from writing after its lock expired; pass the
   fencing token to storage that rejects stale ones. Redlock has none to pass.
-- The interfaces are the same (` + "`redislock.Backend`" + `), so the REST middleware and the gRPC
+- The interfaces are the same (` + "`zerolock.Backend`" + `), so the REST middleware and the gRPC
   interceptor run on each (` + "`etcdlock/middleware_test.go`, `zklock/middleware_test.go`" + `).
 `
 

@@ -3,7 +3,7 @@ package etcdlock
 import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock"
 )
 
 // NewBackend returns the Backend of etcd Locks through client, for the
@@ -12,7 +12,7 @@ import (
 // key's create revision costs nothing more), so LockerOptions.Fencing is
 // honoured whether set or not; they can Watch and report their TTL, so
 // Renew and Retry-After work as on Redis.
-func NewBackend(client *clientv3.Client, opts ...Option) redislock.Backend {
+func NewBackend(client *clientv3.Client, opts ...Option) zerolock.Backend {
 	return backend{client: client, opts: opts}
 }
 
@@ -21,7 +21,7 @@ type backend struct {
 	opts   []Option
 }
 
-func (b backend) NewLocker(key string, o redislock.LockerOptions) redislock.Locker {
+func (b backend) NewLocker(key string, o zerolock.LockerOptions) zerolock.Locker {
 	opts := make([]Option, 0, len(b.opts)+1)
 	opts = append(opts, b.opts...)
 	opts = append(opts, WithExpiry(o.Expiry))

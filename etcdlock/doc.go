@@ -1,5 +1,5 @@
 // Package etcdlock is a lock on etcd behind zerolock's lock interfaces
-// (redislock.Locker and redislock.Waiter), so the REST middleware and the
+// (zerolock.Locker and zerolock.Waiter), so the REST middleware and the
 // gRPC interceptor run on etcd as they run on Redis. It is built on the
 // etcd client's concurrency package.
 //

@@ -57,7 +57,7 @@ func ExampleLock_AcquireWaitCtx() {
 	work := lock.Watch(ctx)
 	select {
 	case <-work.Done():
-		fmt.Println("stopped:", context.Cause(work)) // redislock.ErrLockLost, ErrRenewFailed...
+		fmt.Println("stopped:", context.Cause(work)) // zerolock.ErrLockLost, ErrRenewFailed...
 	case <-time.After(time.Minute): // the slow work
 		fmt.Println("report built")
 	}

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/etcdlock"
 	"github.com/zerolock/zerolock/internal/testing/etcdtest"
-	"github.com/zerolock/zerolock/redislock"
 )
 
 // TestUnwatchedLockExpires: a lock nobody releases or watches is refused
@@ -72,7 +72,7 @@ func TestWatchedLockOutlivesItsTTL(t *testing.T) {
 	lease := holderLease(t, admin, a)
 	// Refreshes far more often than needed, so a slow machine cannot
 	// starve the lease: this checks that Watch keeps it, not how fast.
-	watched := a.Watch(testCtx(t), redislock.RenewEvery(200*time.Millisecond))
+	watched := a.Watch(testCtx(t), zerolock.RenewEvery(200*time.Millisecond))
 
 	for time.Since(acquired) < 2500*time.Millisecond { // 1s TTL, and etcd checks expiries every 500ms
 		if ok, err := b.AcquireCtx(testCtx(t)); ok || err != nil {
@@ -91,7 +91,7 @@ func TestWatchedLockOutlivesItsTTL(t *testing.T) {
 	}
 
 	mustRelease(t, a)
-	if !errors.Is(context.Cause(watched), redislock.ErrReleased) {
+	if !errors.Is(context.Cause(watched), zerolock.ErrReleased) {
 		t.Fatalf("cause after Release: %v, want ErrReleased", context.Cause(watched))
 	}
 	mustAcquire(t, b)

@@ -13,7 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
-	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock"
 )
 
 // A Lock is a lock on one key in etcd, built on the concurrency package's
@@ -233,7 +233,7 @@ func (l *Lock) Release() (bool, error) {
 func (l *Lock) ReleaseCtx(ctx context.Context) (bool, error) {
 	// The watchdog stops first, even when ctx has ended: a release that
 	// cannot reach etcd must not leave it renewing.
-	l.stopWatchdog(ctx, redislock.ErrReleased)
+	l.stopWatchdog(ctx, zerolock.ErrReleased)
 	if err := ctx.Err(); err != nil {
 		return false, l.wrap(ctx, "release", err)
 	}
@@ -291,6 +291,6 @@ func (l *Lock) wrap(ctx context.Context, op string, err error) error {
 }
 
 var (
-	_ redislock.Locker = (*Lock)(nil)
-	_ redislock.Waiter = (*Lock)(nil)
+	_ zerolock.Locker = (*Lock)(nil)
+	_ zerolock.Waiter = (*Lock)(nil)
 )

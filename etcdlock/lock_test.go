@@ -9,15 +9,15 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/etcdlock"
 	"github.com/zerolock/zerolock/internal/testing/etcdtest"
-	"github.com/zerolock/zerolock/redislock"
 )
 
 // The abilities the middleware and interceptor look for beyond Locker.
 var _ interface {
-	redislock.Waiter
-	Watch(ctx context.Context, opts ...redislock.WatchOption) context.Context
+	zerolock.Waiter
+	Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context
 	Fence() int64
 	TTL(ctx context.Context) (time.Duration, error)
 } = (*etcdlock.Lock)(nil)

@@ -10,7 +10,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock"
 )
 
 // watchdog keeps one hold's lease alive until stopped.
@@ -21,25 +21,25 @@ type watchdog struct {
 }
 
 // Watch keeps the held lock's lease alive while work runs, and returns a
-// context derived from ctx for that work. It honours redislock's
+// context derived from ctx for that work. It honours zerolock's
 // RenewEvery (default: a third of the lease TTL) and MaxHold options.
 //
 // The context is cancelled, with context.Cause telling why, when:
 //   - the lock is lost: etcd says the lease is gone (revoked, or expired),
-//     or the lock's key was deleted (redislock.ErrLockLost);
+//     or the lock's key was deleted (zerolock.ErrLockLost);
 //   - refreshes of the lease have failed for long enough that it may have
 //     expired, decided on the monotonic clock from when the last successful
 //     grant or refresh was sent, less a tenth of the TTL as margin
-//     (redislock.ErrRenewFailed), so before etcd could expire it;
-//   - MaxHold has passed (redislock.ErrMaxHold): refreshes stop, and the
+//     (zerolock.ErrRenewFailed), so before etcd could expire it;
+//   - MaxHold has passed (zerolock.ErrMaxHold): refreshes stop, and the
 //     lease expires within its TTL unless released first;
-//   - Release is called (redislock.ErrReleased);
+//   - Release is called (zerolock.ErrReleased);
 //   - ctx ends (its own cause).
 //
 // In every case the refreshing goroutine stops; Release waits for it. Call
 // Watch after a successful acquire; watching again returns the context of
 // the running watchdog.
-func (l *Lock) Watch(ctx context.Context, opts ...redislock.WatchOption) context.Context {
+func (l *Lock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.dog != nil {
@@ -52,10 +52,10 @@ func (l *Lock) Watch(ctx context.Context, opts ...redislock.WatchOption) context
 	h := l.held
 	if h == nil {
 		ctx, cancel := context.WithCancelCause(ctx)
-		cancel(fmt.Errorf("%w: Watch of a lock that is not held", redislock.ErrLockLost))
+		cancel(fmt.Errorf("%w: Watch of a lock that is not held", zerolock.ErrLockLost))
 		return ctx
 	}
-	settings := redislock.ApplyWatchOptions(opts...)
+	settings := zerolock.ApplyWatchOptions(opts...)
 	every := settings.RenewEvery
 	if every <= 0 || every >= h.ttl-h.ttl/10 {
 		every = h.ttl / 3 // a refresh must come well before the lease ends
@@ -91,7 +91,7 @@ func (l *Lock) keepAlive(dog *watchdog, h *hold, every, maxHold time.Duration) {
 	validUntil := h.renewed.Add(h.ttl - margin)
 	// The expiry signal has its own timer, so it fires on time even while
 	// a refresh is stuck on a hung server.
-	expiry := time.AfterFunc(time.Until(validUntil), func() { dog.cancel(redislock.ErrRenewFailed) })
+	expiry := time.AfterFunc(time.Until(validUntil), func() { dog.cancel(zerolock.ErrRenewFailed) })
 	defer expiry.Stop()
 	var maxHoldC <-chan time.Time
 	if maxHold > 0 {
@@ -114,11 +114,11 @@ func (l *Lock) keepAlive(dog *watchdog, h *hold, every, maxHold time.Duration) {
 		case <-dog.ctx.Done():
 			return
 		case <-maxHoldC:
-			dog.cancel(redislock.ErrMaxHold)
+			dog.cancel(zerolock.ErrMaxHold)
 			return
 		case resp, ok := <-events:
 			if deleted(resp) {
-				dog.cancel(redislock.ErrLockLost)
+				dog.cancel(zerolock.ErrLockLost)
 				return
 			}
 			if !ok || resp.Err() != nil {
@@ -141,7 +141,7 @@ func (l *Lock) keepAlive(dog *watchdog, h *hold, every, maxHold time.Duration) {
 		case dog.ctx.Err() != nil:
 			return
 		case errors.Is(err, rpctypes.ErrLeaseNotFound), errors.Is(err, errKeyGone):
-			dog.cancel(redislock.ErrLockLost)
+			dog.cancel(zerolock.ErrLockLost)
 			return
 		case err != nil:
 			// Try again next tick; the expiry timer guards the rest.

@@ -8,9 +8,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/etcdlock"
 	"github.com/zerolock/zerolock/internal/testing/etcdtest"
-	"github.com/zerolock/zerolock/redislock"
 )
 
 // waitCause waits, up to a generous bound, for ctx to end and returns its
@@ -64,7 +64,7 @@ func TestLostLockSignalled(t *testing.T) {
 				watched = lock.Watch(testCtx(t))
 				tc.lose(t, lock)
 			}
-			if cause := waitCause(t, watched); !errors.Is(cause, redislock.ErrLockLost) {
+			if cause := waitCause(t, watched); !errors.Is(cause, zerolock.ErrLockLost) {
 				t.Fatalf("cause %v, want ErrLockLost", cause)
 			}
 			if ok, err := lock.ReleaseCtx(testCtx(t)); ok || err != nil {
@@ -79,11 +79,11 @@ func TestWatchMaxHold(t *testing.T) {
 	admin := srv.Client(t)
 	lock := etcdlock.New(srv.Client(t), testKey(t), etcdlock.WithExpiry(30*time.Second))
 	mustAcquire(t, lock)
-	watched := lock.Watch(testCtx(t), redislock.MaxHold(300*time.Millisecond))
+	watched := lock.Watch(testCtx(t), zerolock.MaxHold(300*time.Millisecond))
 	if again := lock.Watch(testCtx(t)); again != watched {
 		t.Fatal("a second Watch started another watchdog")
 	}
-	if cause := waitCause(t, watched); !errors.Is(cause, redislock.ErrMaxHold) {
+	if cause := waitCause(t, watched); !errors.Is(cause, zerolock.ErrMaxHold) {
 		t.Fatalf("cause %v, want ErrMaxHold", cause)
 	}
 	// The watchdog stopped; the lease is left to its own TTL, still held.
@@ -97,7 +97,7 @@ func TestWatchOfALockNotHeld(t *testing.T) {
 	srv := etcdtest.Shared(t)
 	lock := etcdlock.New(srv.Client(t), testKey(t))
 	watched := lock.Watch(testCtx(t))
-	if watched.Err() == nil || !errors.Is(context.Cause(watched), redislock.ErrLockLost) {
+	if watched.Err() == nil || !errors.Is(context.Cause(watched), zerolock.ErrLockLost) {
 		t.Fatalf("Watch before acquire: cause %v, want ErrLockLost at once", context.Cause(watched))
 	}
 }
@@ -121,7 +121,7 @@ func TestWatchRenewFailedWhileEtcdHangs(t *testing.T) {
 	watched := lock.Watch(testCtx(t))
 	cause := waitCause(t, watched)
 	resume()
-	if !errors.Is(cause, redislock.ErrRenewFailed) {
+	if !errors.Is(cause, zerolock.ErrRenewFailed) {
 		t.Fatalf("cause %v, want ErrRenewFailed", cause)
 	}
 	// Back up, the server settles the hold: whether the lease expired

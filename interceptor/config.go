@@ -42,7 +42,7 @@ type LockConf struct {
 	// cancelled when the lock is lost. It cannot be combined with window mode.
 	Renew bool `json:",optional"`
 	// Fence mints a fencing token per acquisition, which the method reads
-	// with redislock.FenceFromContext.
+	// with zerolock.FenceFromContext.
 	Fence bool `json:",optional"`
 	// Rules say which methods are locked and on which values. A method
 	// without a rule passes through untouched.

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/guard"
 	"github.com/zerolock/zerolock/internal/keyspec"
 	"github.com/zerolock/zerolock/redislock"
@@ -66,7 +67,7 @@ func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.Un
 // backend: redislock.RedLockBackend over independent masters, or a lock on
 // another service. Renew and Fence are refused when its locks cannot renew
 // or fence.
-func UnaryServerInterceptorWithBackend(c LockConf, backend redislock.Backend) (grpc.UnaryServerInterceptor, error) {
+func UnaryServerInterceptorWithBackend(c LockConf, backend zerolock.Backend) (grpc.UnaryServerInterceptor, error) {
 	c = withDefaults(c)
 	rules := make(map[string]*rule, len(c.Rules))
 	for _, r := range c.Rules {

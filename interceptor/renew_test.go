@@ -9,10 +9,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/testpb"
-	"github.com/zerolock/zerolock/redislock"
 )
 
 // slowPayments holds each call for a second and reports its fence.
@@ -23,7 +23,7 @@ type slowPayments struct {
 }
 
 func (p *slowPayments) Pay(ctx context.Context, req *testpb.PayRequest) (*testpb.PayReply, error) {
-	fence, _ := redislock.FenceFromContext(ctx)
+	fence, _ := zerolock.FenceFromContext(ctx)
 	p.fences <- fence
 	p.entered <- struct{}{}
 	select {

@@ -53,7 +53,7 @@ type LockConf struct {
 	// cannot be combined with window mode.
 	Renew bool `json:",optional"`
 	// Fence mints a fencing token per acquisition, which the handler reads
-	// with redislock.FenceFromContext and hands to storage that rejects
+	// with zerolock.FenceFromContext and hands to storage that rejects
 	// writes older than the last it saw.
 	Fence bool `json:",optional"`
 	// RejectCode is the status of a refused duplicate; it must be a 4xx.

@@ -17,6 +17,7 @@ import (
 	"github.com/zeromicro/go-zero/rest/httpx"
 	"github.com/zeromicro/go-zero/rest/pathvar"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/internal/guard"
 	"github.com/zerolock/zerolock/redislock"
@@ -75,7 +76,7 @@ func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddlew
 // NewLockMiddlewareWithBackend is NewLockMiddleware for any lock backend:
 // redislock.RedLockBackend over independent masters, or a lock on another
 // service. Renew and Fence are refused when its locks cannot renew or fence.
-func NewLockMiddlewareWithBackend(c LockConf, backend redislock.Backend) (*LockMiddleware, error) {
+func NewLockMiddlewareWithBackend(c LockConf, backend zerolock.Backend) (*LockMiddleware, error) {
 	c = withDefaults(c)
 	if err := validateConf(c); err != nil {
 		return nil, err

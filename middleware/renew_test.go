@@ -9,10 +9,10 @@ import (
 
 	"github.com/zeromicro/go-zero/rest"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/resttest"
 	"github.com/zerolock/zerolock/middleware"
-	"github.com/zerolock/zerolock/redislock"
 )
 
 // TestRenewKeepsSlowHandlerLocked: a 300 ms lock outlives a 1 s handler,
@@ -29,7 +29,7 @@ func TestRenewKeepsSlowHandlerLocked(t *testing.T) {
 	entered := make(chan struct{}, 10)
 	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
 		{Method: http.MethodPost, Path: "/slow/:id", Handler: func(w http.ResponseWriter, r *http.Request) {
-			fence, _ := redislock.FenceFromContext(r.Context())
+			fence, _ := zerolock.FenceFromContext(r.Context())
 			fences <- fence
 			entered <- struct{}{}
 			if r.URL.Query().Get("wait") == "lost" {
@@ -70,7 +70,7 @@ func TestRenewKeepsSlowHandlerLocked(t *testing.T) {
 	admin.Del(context.Background(), lockKey)
 	select {
 	case cause := <-causes:
-		if !errors.Is(cause, redislock.ErrLockLost) {
+		if !errors.Is(cause, zerolock.ErrLockLost) {
 			t.Fatalf("handler context cause = %v, want ErrLockLost", cause)
 		}
 	case <-time.After(2 * time.Second):

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -173,11 +174,11 @@ func TestRedisBefore7(t *testing.T) {
 	var setGets int
 	backend := redislock.StoreBackend(oldRedisStore{setArgsStore{srv.Client(t)}, &setGets})
 	for i := 0; i < 3; i++ {
-		lock := backend.NewLocker(fmt.Sprintf("zerolock-test:old-redis:%d", i), redislock.LockerOptions{Expiry: 5 * time.Second})
+		lock := backend.NewLocker(fmt.Sprintf("zerolock-test:old-redis:%d", i), zerolock.LockerOptions{Expiry: 5 * time.Second})
 		if ok, err := lock.AcquireCtx(context.Background()); !ok || err != nil {
 			t.Fatalf("acquire %d on old Redis = %v, %v", i, ok, err)
 		}
-		rival := backend.NewLocker(fmt.Sprintf("zerolock-test:old-redis:%d", i), redislock.LockerOptions{Expiry: 5 * time.Second})
+		rival := backend.NewLocker(fmt.Sprintf("zerolock-test:old-redis:%d", i), zerolock.LockerOptions{Expiry: 5 * time.Second})
 		if ok, err := rival.AcquireCtx(context.Background()); ok || err != nil {
 			t.Fatalf("rival %d on old Redis = %v, %v", i, ok, err)
 		}

@@ -12,20 +12,6 @@ var (
 	// package wrote the key or the server is not Redis-compatible.
 	ErrUnexpectedReply = errors.New("redislock: unexpected reply from redis")
 
-	// ErrLockLost is the cause of a watched lock's context when the key is
-	// gone or holds another token: the lock no longer protects the work.
-	ErrLockLost = errors.New("redislock: lock lost")
-	// ErrRenewFailed is the cause of a watched lock's context when renewals
-	// have failed for so long that the lock may have expired. It is decided
-	// on this process's monotonic clock with a safety margin, before Redis
-	// could expire the key.
-	ErrRenewFailed = errors.New("redislock: renewal failed, the lock may have expired")
-	// ErrMaxHold is the cause of a watched lock's context when the maximum
-	// hold time given to Watch has passed; renewals stop.
-	ErrMaxHold = errors.New("redislock: maximum hold time reached")
-	// ErrReleased is the cause of a watched lock's context after Release.
-	ErrReleased = errors.New("redislock: lock released")
-
 	// ErrIdentityRejected is returned by CheckGoZeroStore, and by every
 	// command of a lock on go-zero's store, when the store sends CLIENT
 	// SETINFO on new connections and the server rejects it: go-zero's

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -90,11 +91,11 @@ func TestFenceReentrantAndContext(t *testing.T) {
 		if lock.Fence() <= first {
 			t.Fatalf("fence %d after a fresh acquisition, want > %d", lock.Fence(), first)
 		}
-		ctx := redislock.ContextWithFence(context.Background(), lock.Fence())
-		if got, ok := redislock.FenceFromContext(ctx); !ok || got != lock.Fence() {
+		ctx := zerolock.ContextWithFence(context.Background(), lock.Fence())
+		if got, ok := zerolock.FenceFromContext(ctx); !ok || got != lock.Fence() {
 			t.Fatalf("FenceFromContext = %d, %v", got, ok)
 		}
-		if _, ok := redislock.FenceFromContext(context.Background()); ok {
+		if _, ok := zerolock.FenceFromContext(context.Background()); ok {
 			t.Fatal("FenceFromContext found a token in an empty context")
 		}
 		mustRelease(t, lock, true)

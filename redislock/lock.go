@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
 )
 
@@ -308,7 +309,7 @@ func (rl *RedisLock) Release() (bool, error) {
 func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
 	// The watchdog stops first, even when ctx has ended: a release that
 	// cannot reach Redis must not leave it renewing.
-	rl.stopWatchdog(ctx, ErrReleased)
+	rl.stopWatchdog(ctx, zerolock.ErrReleased)
 	if err := ctx.Err(); err != nil {
 		return false, rl.wrap(ctx, "release", err)
 	}

@@ -14,10 +14,10 @@ import (
 // when it could not decide on a majority of its nodes.
 var ErrQuorum = errors.New("redislock: no quorum")
 
-// DefaultNodeTimeout bounds each node's call of a RedLock unless
+// defaultNodeTimeout bounds each node's call of a RedLock unless
 // WithNodeTimeout says otherwise: much shorter than any sensible expiry, so
 // a slow or dead node costs little of the lock's validity.
-const DefaultNodeTimeout = 50 * time.Millisecond
+const defaultNodeTimeout = 50 * time.Millisecond
 
 // A RedLock is the Redlock algorithm over independent Redis masters: the
 // lock is held when a majority of them granted it within its validity. It
@@ -45,7 +45,7 @@ func NewRedLock(stores []Store, key string, opts ...Option) *RedLock {
 	token := newToken()
 	rl := &RedLock{key: key, nodeTimeout: o.nodeTimeout, tolerance: o.tolerance}
 	if rl.nodeTimeout <= 0 {
-		rl.nodeTimeout = DefaultNodeTimeout
+		rl.nodeTimeout = defaultNodeTimeout
 	}
 	for _, s := range stores {
 		n := newLock(s, key, token, o)

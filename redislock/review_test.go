@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -62,13 +63,13 @@ func TestWatchdogHungServer(t *testing.T) {
 	client := srv.Client(t)
 	lock := redislock.NewWithClient(client, "zerolock-test:hung", redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 	mustAcquire(t, lock, true)
-	lockCtx := lock.Watch(context.Background(), redislock.RenewEvery(100*time.Millisecond))
+	lockCtx := lock.Watch(context.Background(), zerolock.RenewEvery(100*time.Millisecond))
 	time.Sleep(250 * time.Millisecond)
 	paused := time.Now() // every renewal the server answered was sent before this
 	srv.Pause()
 	t.Cleanup(srv.Resume)
 	cause := waitDone(t, lockCtx, 3*time.Second)
-	if !errors.Is(cause, redislock.ErrRenewFailed) {
+	if !errors.Is(cause, zerolock.ErrRenewFailed) {
 		t.Fatalf("cause = %v, want ErrRenewFailed", cause)
 	}
 	if late := time.Since(paused); late >= time.Second {
@@ -96,7 +97,7 @@ func TestReleaseWithEndedContextStopsWatchdog(t *testing.T) {
 		if _, err := lock.ReleaseCtx(ended); !errors.Is(err, context.Canceled) {
 			t.Fatalf("ReleaseCtx(canceled) = %v", err)
 		}
-		if cause := waitDone(t, lockCtx, time.Second); !errors.Is(cause, redislock.ErrReleased) {
+		if cause := waitDone(t, lockCtx, time.Second); !errors.Is(cause, zerolock.ErrReleased) {
 			t.Fatalf("cause = %v, want ErrReleased", cause)
 		}
 		// No renewal keeps the key alive any more: it expires.
@@ -117,12 +118,12 @@ func TestWatchOfLockNotHeld(t *testing.T) {
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
 		fresh := b.newLock(key)
 		fresh.SetExpire(30)
-		if cause := waitDone(t, fresh.Watch(context.Background()), time.Second); !errors.Is(cause, redislock.ErrLockLost) {
+		if cause := waitDone(t, fresh.Watch(context.Background()), time.Second); !errors.Is(cause, zerolock.ErrLockLost) {
 			t.Fatalf("Watch of a lock never acquired: cause %v, want ErrLockLost", cause)
 		}
 		mustAcquire(t, fresh, true)
 		admin.Set(context.Background(), key, "someone-else", time.Minute) // lost before Watch
-		if cause := waitDone(t, fresh.Watch(context.Background()), time.Second); !errors.Is(cause, redislock.ErrLockLost) {
+		if cause := waitDone(t, fresh.Watch(context.Background()), time.Second); !errors.Is(cause, zerolock.ErrLockLost) {
 			t.Fatalf("Watch of a lock lost before: cause %v, want ErrLockLost within a second, not after 10s", cause)
 		}
 		admin.Del(context.Background(), key)

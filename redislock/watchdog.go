@@ -4,51 +4,9 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/zerolock/zerolock"
 )
-
-// A WatchOption tunes Watch.
-type WatchOption func(*watchOptions)
-
-type watchOptions struct {
-	every   time.Duration
-	maxHold time.Duration
-}
-
-// RenewEvery sets how often the watchdog renews; the default is a third of
-// the expiry sent to Redis, so two renewals in a row may fail before the
-// lock is at risk.
-func RenewEvery(d time.Duration) WatchOption {
-	return func(o *watchOptions) {
-		o.every = d
-	}
-}
-
-// MaxHold bounds how long the watchdog keeps the lock alive: after d it
-// stops renewing and cancels the context with ErrMaxHold, so a stuck task
-// cannot hold a resource forever. The default is no bound.
-func MaxHold(d time.Duration) WatchOption {
-	return func(o *watchOptions) {
-		o.maxHold = d
-	}
-}
-
-// WatchSettings are what a list of WatchOptions sets, for Lockers on other
-// lock services that implement Watch; zero means unset.
-type WatchSettings struct {
-	// RenewEvery is the renewal interval RenewEvery set.
-	RenewEvery time.Duration
-	// MaxHold is the bound MaxHold set.
-	MaxHold time.Duration
-}
-
-// ApplyWatchOptions returns the settings opts make.
-func ApplyWatchOptions(opts ...WatchOption) WatchSettings {
-	var o watchOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return WatchSettings{RenewEvery: o.every, MaxHold: o.maxHold}
-}
 
 // watchdog renews one held lock until stopped.
 type watchdog struct {
@@ -62,19 +20,20 @@ type watchdog struct {
 // re-created), and returns a context derived from ctx for that work.
 //
 // The context is cancelled, with context.Cause telling why, when:
-//   - the lock is lost: the key is gone or holds another token (ErrLockLost);
+//   - the lock is lost: the key is gone or holds another token
+//     (zerolock.ErrLockLost);
 //   - renewals have failed for long enough that the lock may have expired,
 //     decided on the monotonic clock from when the last successful acquire
 //     or renewal was sent, less a tenth of the expiry as margin for drift
-//     (ErrRenewFailed), so before Redis could expire it, not after;
-//   - MaxHold has passed (ErrMaxHold);
-//   - Release is called (ErrReleased);
+//     (zerolock.ErrRenewFailed), so before Redis could expire it, not after;
+//   - zerolock.MaxHold has passed (zerolock.ErrMaxHold);
+//   - Release is called (zerolock.ErrReleased);
 //   - ctx ends (its own cause).
 //
 // In every case the renewing goroutine stops; Release waits for it. Call
 // Watch after a successful acquire; watching again returns the context of
 // the running watchdog.
-func (rl *RedisLock) Watch(ctx context.Context, opts ...WatchOption) context.Context {
+func (rl *RedisLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	if rl.dog != nil {
@@ -86,19 +45,16 @@ func (rl *RedisLock) Watch(ctx context.Context, opts ...WatchOption) context.Con
 	}
 	px, err := rl.px()
 	if err == nil && rl.acquiredAt.IsZero() {
-		err = fmt.Errorf("%w: Watch of a lock that is not held", ErrLockLost)
+		err = fmt.Errorf("%w: Watch of a lock that is not held", zerolock.ErrLockLost)
 	}
 	if err != nil {
 		ctx, cancel := context.WithCancelCause(ctx)
 		cancel(err)
 		return ctx
 	}
-	o := watchOptions{every: px / 3}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.every <= 0 || o.every >= px-px/10 {
-		o.every = px / 3 // a renewal must come well before the validity ends
+	o := zerolock.ApplyWatchOptions(opts...)
+	if o.RenewEvery <= 0 || o.RenewEvery >= px-px/10 {
+		o.RenewEvery = px / 3 // a renewal must come well before the validity ends
 	}
 	lockCtx, cancel := context.WithCancelCause(ctx)
 	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{})}
@@ -124,18 +80,18 @@ func (rl *RedisLock) stopWatchdog(ctx context.Context, cause error) {
 	}
 }
 
-func (rl *RedisLock) renew(dog *watchdog, o watchOptions, acquired time.Time, px time.Duration) {
+func (rl *RedisLock) renew(dog *watchdog, o zerolock.WatchSettings, acquired time.Time, px time.Duration) {
 	defer close(dog.done)
 	margin := px / 10
 	validUntil := acquired.Add(px - margin)
 	// The expiry signal has its own timer, so it fires on time even while a
 	// renewal is stuck on a hung server (go-redis reads past a context's
 	// deadline unless ContextTimeoutEnabled is set).
-	expiry := time.AfterFunc(time.Until(validUntil), func() { dog.cancel(ErrRenewFailed) })
+	expiry := time.AfterFunc(time.Until(validUntil), func() { dog.cancel(zerolock.ErrRenewFailed) })
 	defer expiry.Stop()
 	var maxHold <-chan time.Time
-	if o.maxHold > 0 {
-		t := time.NewTimer(o.maxHold)
+	if o.MaxHold > 0 {
+		t := time.NewTimer(o.MaxHold)
 		defer t.Stop()
 		maxHold = t.C
 	}
@@ -149,7 +105,7 @@ func (rl *RedisLock) renew(dog *watchdog, o watchOptions, acquired time.Time, px
 		case <-dog.ctx.Done():
 			return
 		case <-maxHold:
-			dog.cancel(ErrMaxHold)
+			dog.cancel(zerolock.ErrMaxHold)
 			return
 		case <-next.C:
 		}
@@ -164,12 +120,12 @@ func (rl *RedisLock) renew(dog *watchdog, o watchOptions, acquired time.Time, px
 		case err != nil:
 			// Try again next tick; the expiry timer guards the rest.
 		case reply != 1:
-			dog.cancel(ErrLockLost)
+			dog.cancel(zerolock.ErrLockLost)
 			return
 		default:
 			validUntil = sent.Add(px - margin)
 			expiry.Reset(time.Until(validUntil))
 		}
-		next.Reset(o.every)
+		next.Reset(o.RenewEvery)
 	}
 }

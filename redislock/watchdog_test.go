@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -16,7 +17,7 @@ func watchedLock(t *testing.T, b backend, key string) (*redislock.RedisLock, con
 	t.Helper()
 	lock := b.newLock(key, redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 	mustAcquire(t, lock, true)
-	return lock, lock.Watch(context.Background(), redislock.RenewEvery(100*time.Millisecond))
+	return lock, lock.Watch(context.Background(), zerolock.RenewEvery(100*time.Millisecond))
 }
 
 // waitDone waits for ctx to end within d and returns its cause.
@@ -48,7 +49,7 @@ func TestWatchdogKeepsLockAlive(t *testing.T) {
 			t.Fatalf("lock context ended while the lock was kept: %v", context.Cause(lockCtx))
 		}
 		mustRelease(t, lock, true)
-		if cause := waitDone(t, lockCtx, time.Second); !errors.Is(cause, redislock.ErrReleased) {
+		if cause := waitDone(t, lockCtx, time.Second); !errors.Is(cause, zerolock.ErrReleased) {
 			t.Fatalf("cause after Release = %v, want ErrReleased", cause)
 		}
 		mustAcquire(t, contender, true)
@@ -89,7 +90,7 @@ func TestWatchdogLostLock(t *testing.T) {
 				if err := tc.tamper(); err != nil {
 					t.Fatal(err)
 				}
-				if cause := waitDone(t, lockCtx, 100*time.Millisecond+400*time.Millisecond); !errors.Is(cause, redislock.ErrLockLost) {
+				if cause := waitDone(t, lockCtx, 100*time.Millisecond+400*time.Millisecond); !errors.Is(cause, zerolock.ErrLockLost) {
 					t.Fatalf("cause = %v, want ErrLockLost", cause)
 				}
 				time.Sleep(300 * time.Millisecond) // three renewal intervals: none may touch the key
@@ -112,14 +113,14 @@ func TestWatchdogRedisDown(t *testing.T) {
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
 		lock := b.newLock(key, redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 		mustAcquire(t, lock, true)
-		lockCtx := lock.Watch(context.Background(), redislock.RenewEvery(100*time.Millisecond))
+		lockCtx := lock.Watch(context.Background(), zerolock.RenewEvery(100*time.Millisecond))
 		// Renewals succeed for a while, then the server goes.
 		time.Sleep(250 * time.Millisecond)
 		lastRenewalBound := time.Now()
 		srv.Kill()
 		cause := waitDone(t, lockCtx, 3*time.Second)
 		cancelled := time.Now()
-		if !errors.Is(cause, redislock.ErrRenewFailed) {
+		if !errors.Is(cause, zerolock.ErrRenewFailed) {
 			t.Fatalf("cause = %v, want ErrRenewFailed", cause)
 		}
 		// The last successful renewal was sent before lastRenewalBound, so
@@ -137,8 +138,8 @@ func TestWatchdogMaxHoldAndParent(t *testing.T) {
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
 		lock := b.newLock(key, redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 		mustAcquire(t, lock, true)
-		lockCtx := lock.Watch(context.Background(), redislock.MaxHold(200*time.Millisecond))
-		if cause := waitDone(t, lockCtx, 2*time.Second); !errors.Is(cause, redislock.ErrMaxHold) {
+		lockCtx := lock.Watch(context.Background(), zerolock.MaxHold(200*time.Millisecond))
+		if cause := waitDone(t, lockCtx, 2*time.Second); !errors.Is(cause, zerolock.ErrMaxHold) {
 			t.Fatalf("cause = %v, want ErrMaxHold", cause)
 		}
 		mustRelease(t, lock, true)
@@ -158,11 +159,11 @@ func TestWatchdogMaxHoldAndParent(t *testing.T) {
 }
 
 func TestApplyWatchOptions(t *testing.T) {
-	got := redislock.ApplyWatchOptions(redislock.RenewEvery(time.Second), redislock.MaxHold(time.Minute))
+	got := zerolock.ApplyWatchOptions(zerolock.RenewEvery(time.Second), zerolock.MaxHold(time.Minute))
 	if got.RenewEvery != time.Second || got.MaxHold != time.Minute {
 		t.Fatalf("settings: %+v", got)
 	}
-	if got := redislock.ApplyWatchOptions(); got != (redislock.WatchSettings{}) {
+	if got := zerolock.ApplyWatchOptions(); got != (zerolock.WatchSettings{}) {
 		t.Fatalf("no options: %+v", got)
 	}
 }

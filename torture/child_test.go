@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/redislock"
 )
 
@@ -128,7 +129,7 @@ func holderChild(client *redis.Client) int {
 		return 1
 	}
 	if os.Getenv("WATCH") == "1" {
-		lock.Watch(context.Background(), redislock.RenewEvery(500*time.Millisecond))
+		lock.Watch(context.Background(), zerolock.RenewEvery(500*time.Millisecond))
 	}
 	fmt.Println("held")
 	time.Sleep(time.Minute)

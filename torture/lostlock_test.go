@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -53,7 +54,7 @@ func TestLostLock(t *testing.T) {
 					t.Fatalf("%s: AcquireCtx = %v, %v", key, ok, err)
 				}
 				scripts := redistest.Calls(t, admin, "eval", "evalsha")
-				lockCtx := lock.Watch(ctx, redislock.RenewEvery(every))
+				lockCtx := lock.Watch(ctx, zerolock.RenewEvery(every))
 				// Tamper after the first renewal, so that none is in flight
 				// that could rightly restore a shortened TTL.
 				for deadline := time.Now().Add(2 * time.Second); redistest.Calls(t, admin, "eval", "evalsha") == scripts; {
@@ -72,7 +73,7 @@ func TestLostLock(t *testing.T) {
 					t.Fatalf("%s: lock context not cancelled within %v", key, every+margin)
 				}
 				took := time.Since(tampered)
-				if cause := context.Cause(lockCtx); !errors.Is(cause, redislock.ErrLockLost) {
+				if cause := context.Cause(lockCtx); !errors.Is(cause, zerolock.ErrLockLost) {
 					t.Fatalf("%s: cause %v, want ErrLockLost", key, cause)
 				}
 				worst = max(worst, took)

@@ -3,15 +3,15 @@ package zklock
 import (
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock"
 )
 
-// NewBackend returns the redislock.Backend of Locks over conn, for the
+// NewBackend returns the zerolock.Backend of Locks over conn, for the
 // middleware and the interceptor. Each Locker gets opts, then the
 // LockerOptions' Expiry; Fencing needs nothing, since every Lock's Fence
 // is its node's sequence number. Its Lockers have no TTL: Retry-After is
 // the rule's expiry.
-func NewBackend(conn *zk.Conn, opts ...Option) redislock.Backend {
+func NewBackend(conn *zk.Conn, opts ...Option) zerolock.Backend {
 	return backend{conn: conn, opts: opts}
 }
 
@@ -20,12 +20,12 @@ type backend struct {
 	opts []Option
 }
 
-func (b backend) NewLocker(key string, o redislock.LockerOptions) redislock.Locker {
+func (b backend) NewLocker(key string, o zerolock.LockerOptions) zerolock.Locker {
 	opts := append(append(make([]Option, 0, len(b.opts)+1), b.opts...), WithExpiry(o.Expiry))
 	return New(b.conn, key, opts...)
 }
 
 var (
-	_ redislock.Locker = (*Lock)(nil)
-	_ redislock.Waiter = (*Lock)(nil)
+	_ zerolock.Locker = (*Lock)(nil)
+	_ zerolock.Waiter = (*Lock)(nil)
 )

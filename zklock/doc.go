@@ -1,5 +1,5 @@
 // Package zklock is a lock on ZooKeeper behind zerolock's lock interfaces
-// (redislock.Locker, redislock.Waiter, redislock.Backend), so the REST
+// (zerolock.Locker, zerolock.Waiter, zerolock.Backend), so the REST
 // middleware and the gRPC interceptor can take their locks from ZooKeeper
 // instead of Redis.
 //
@@ -52,7 +52,7 @@
 //
 // # Loss
 //
-// Watch's context ends with redislock.ErrLockLost when the node is deleted
+// Watch's context ends with zerolock.ErrLockLost when the node is deleted
 // by someone else, the session expires or is closed, or the connection has
 // lost its session for longer than WithSessionTimeout allows. A holder cut
 // off from ZooKeeper cannot know when the server expires its session, so

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/zklock"
 )
 
@@ -46,7 +46,7 @@ func TestWatchedLockDoesNotExpire(t *testing.T) {
 	if ok, err := watched.Release(); !ok || err != nil {
 		t.Fatalf("release: %v, %v; want true, nil", ok, err)
 	}
-	if cause := context.Cause(ctx); !errors.Is(cause, redislock.ErrReleased) {
+	if cause := context.Cause(ctx); !errors.Is(cause, zerolock.ErrReleased) {
 		t.Fatalf("watch cause after Release: %v, want ErrReleased", cause)
 	}
 }
@@ -57,13 +57,13 @@ func TestMaxHoldFallsBackToExpiry(t *testing.T) {
 	connA, connB := connect(t), connect(t)
 	a := zklock.New(connA, "bounded", testRoot(t), zklock.WithExpiry(100*time.Millisecond))
 	mustAcquire(t, a)
-	ctx := a.Watch(context.Background(), redislock.MaxHold(100*time.Millisecond))
+	ctx := a.Watch(context.Background(), zerolock.MaxHold(100*time.Millisecond))
 	select {
 	case <-ctx.Done():
 	case <-time.After(30 * time.Second):
 		t.Fatal("MaxHold did not end the watch")
 	}
-	if cause := context.Cause(ctx); !errors.Is(cause, redislock.ErrMaxHold) {
+	if cause := context.Cause(ctx); !errors.Is(cause, zerolock.ErrMaxHold) {
 		t.Fatalf("cause: %v, want ErrMaxHold", cause)
 	}
 	waitAcquire(t, zklock.New(connB, "bounded", testRoot(t), zklock.WithExpiry(time.Minute)))
@@ -105,7 +105,7 @@ func TestCancelledReleaseKeepsExpiry(t *testing.T) {
 	if _, err := a.ReleaseCtx(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("release with a cancelled context: %v, want context.Canceled", err)
 	}
-	if cause := context.Cause(watch); !errors.Is(cause, redislock.ErrReleased) {
+	if cause := context.Cause(watch); !errors.Is(cause, zerolock.ErrReleased) {
 		t.Fatalf("watch cause: %v, want ErrReleased", cause)
 	}
 	waitAcquire(t, zklock.New(connB, "cancelled", testRoot(t), zklock.WithExpiry(time.Minute)))

@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock"
 )
 
 // A Lock is a lock on one key in ZooKeeper: an ephemeral sequential node
@@ -121,7 +121,7 @@ func (l *Lock) Release() (bool, error) {
 }
 
 // ReleaseCtx stops the lock's Watch (its context ends with
-// redislock.ErrReleased) and deletes its node. It reports true when it
+// zerolock.ErrReleased) and deletes its node. It reports true when it
 // released the lock and false, with a nil error, when the lock was not
 // held (never taken, released by its expiry timer, or lost with its
 // session).
@@ -133,7 +133,7 @@ func (l *Lock) Release() (bool, error) {
 // request should pass a context that is not already cancelled, such as
 // context.WithoutCancel(ctx).
 func (l *Lock) ReleaseCtx(ctx context.Context) (bool, error) {
-	l.stopWatchdog(ctx, redislock.ErrReleased)
+	l.stopWatchdog(ctx, zerolock.ErrReleased)
 	if err := ctx.Err(); err != nil {
 		l.mu.Lock()
 		if l.node != "" && l.dog == nil {

@@ -4,16 +4,15 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/zerolock/zerolock/redislock"
 )
 
 // DefaultRoot is the node under which locks keep their per-key parents.
 const DefaultRoot = "/zerolock"
 
-// DefaultExpiry is the lifetime of an unwatched lock: that of a RedisLock
-// made without options (go-zero's no expiry plus redislock.DefaultTolerance).
-const DefaultExpiry = redislock.DefaultTolerance
+// DefaultExpiry is the lifetime of an unwatched lock: that of a redislock
+// RedisLock made without options (go-zero's no expiry plus its 500 ms
+// tolerance).
+const DefaultExpiry = 500 * time.Millisecond
 
 // An Option customizes a Lock.
 type Option func(*options)

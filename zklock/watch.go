@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock"
 )
 
 // watchdog guards one watched hold until stopped.
@@ -21,23 +21,23 @@ type watchdog struct {
 // Watch keeps the held lock from expiring while work runs and returns a
 // context derived from ctx for that work. A ZooKeeper lock needs no
 // renewal, its session keeps it, so Watch only stops the expiry timer and
-// watches for the lock's loss; redislock.RenewEvery is ignored.
+// watches for the lock's loss; zerolock.RenewEvery is ignored.
 //
 // The context is cancelled, with context.Cause telling why, when:
-//   - the lock is lost (redislock.ErrLockLost, wrapped with the reason):
+//   - the lock is lost (zerolock.ErrLockLost, wrapped with the reason):
 //     its node was deleted by another client, its session expired or was
 //     closed, or the connection has been without its session for longer
 //     than WithSessionTimeout allows (at once by default), since the
 //     server may expire the session meanwhile;
-//   - redislock.MaxHold has passed (redislock.ErrMaxHold);
-//   - Release is called (redislock.ErrReleased);
+//   - zerolock.MaxHold has passed (zerolock.ErrMaxHold);
+//   - Release is called (zerolock.ErrReleased);
 //   - ctx ends (its own cause).
 //
 // Unless Release ended it, the hold then falls back to its expiry timer,
 // which deletes the node one expiry later, as a Redis lock whose watchdog
 // stopped expires. Call Watch after a successful acquire; watching again
 // returns the context of the running watch.
-func (l *Lock) Watch(ctx context.Context, opts ...redislock.WatchOption) context.Context {
+func (l *Lock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.dog != nil {
@@ -49,10 +49,10 @@ func (l *Lock) Watch(ctx context.Context, opts ...redislock.WatchOption) context
 	}
 	if l.node == "" {
 		ctx, cancel := context.WithCancelCause(ctx)
-		cancel(fmt.Errorf("%w: Watch of a lock that is not held", redislock.ErrLockLost))
+		cancel(fmt.Errorf("%w: Watch of a lock that is not held", zerolock.ErrLockLost))
 		return ctx
 	}
-	settings := redislock.ApplyWatchOptions(opts...)
+	settings := zerolock.ApplyWatchOptions(opts...)
 	l.stopTimer()
 	lockCtx, cancel := context.WithCancelCause(ctx)
 	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{})}
@@ -95,7 +95,7 @@ func (l *Lock) guard(dog *watchdog, node string, session int64, gen uint64, maxH
 	defer close(dog.done)
 	defer l.unguard(dog, gen)
 	lost := func(format string, args ...any) {
-		dog.cancel(fmt.Errorf("%w: "+format, append([]any{redislock.ErrLockLost}, args...)...))
+		dog.cancel(fmt.Errorf("%w: "+format, append([]any{zerolock.ErrLockLost}, args...)...))
 	}
 	var holdLimit <-chan time.Time
 	if maxHold > 0 {
@@ -135,7 +135,7 @@ func (l *Lock) guard(dog *watchdog, node string, session int64, gen uint64, maxH
 		case <-dog.ctx.Done():
 			return
 		case <-holdLimit:
-			dog.cancel(redislock.ErrMaxHold)
+			dog.cancel(zerolock.ErrMaxHold)
 			return
 		case ev := <-events:
 			events = nil

@@ -8,9 +8,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/faultproxy"
 	"github.com/zerolock/zerolock/internal/testing/zktest"
-	"github.com/zerolock/zerolock/redislock"
 	"github.com/zerolock/zerolock/zklock"
 )
 
@@ -27,7 +27,7 @@ func lostWithin(t *testing.T, ctx context.Context, d time.Duration) {
 	case <-time.After(d):
 		t.Fatalf("no lost-lock signal within %v", d)
 	}
-	if cause := context.Cause(ctx); !errors.Is(cause, redislock.ErrLockLost) {
+	if cause := context.Cause(ctx); !errors.Is(cause, zerolock.ErrLockLost) {
 		t.Fatalf("cause: %v, want ErrLockLost", cause)
 	}
 }

@@ -12,9 +12,9 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/internal/keyspec"
-	"github.com/zerolock/zerolock/redislock"
 )
 
 // Outcome is what happened to a request that matched a rule; it is the
@@ -32,14 +32,14 @@ const (
 
 // Guard takes request locks from a backend.
 type Guard struct {
-	Backend  redislock.Backend
+	Backend  zerolock.Backend
 	FailOpen bool
 	// Renew keeps an inflight lock alive while the handler runs (Policy
 	// Window locks are never renewed) and gives the handler a context that
 	// ends when the lock is lost.
 	Renew bool
 	// Fence mints a fencing token per acquisition and puts it in the
-	// handler's context (redislock.FenceFromContext).
+	// handler's context (zerolock.FenceFromContext).
 	Fence   bool
 	Metrics *Metrics
 }
@@ -62,7 +62,7 @@ type Result struct {
 // Acquire tries once to take key under policy. label names the route or
 // method in metrics and logs; logs carry a digest of the key, never values.
 func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) Result {
-	lock := g.Backend.NewLocker(key, redislock.LockerOptions{Expiry: policy.Expire, Fencing: g.Fence})
+	lock := g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire, Fencing: g.Fence})
 	ok, err := lock.AcquireCtx(ctx)
 	var res Result
 	switch {
@@ -82,11 +82,11 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 		res = Result{Outcome: Rejected, RetryAfter: retryAfter(ctx, lock, policy.Expire)}
 	default:
 		res = Result{Outcome: Acquired, Ctx: ctx, Lease: &Lease{lock: lock, key: key, label: label, start: time.Now(), expire: policy.Expire, metrics: g.Metrics}}
-		if w, ok := lock.(watcher); ok && g.Renew && !policy.Window {
+		if w, ok := lock.(zerolock.Watcher); ok && g.Renew && !policy.Window {
 			res.Ctx = w.Watch(ctx)
 		}
-		if f, ok := lock.(fencer); ok && g.Fence {
-			res.Ctx = redislock.ContextWithFence(res.Ctx, f.Fence())
+		if f, ok := lock.(zerolock.Fencer); ok && g.Fence {
+			res.Ctx = zerolock.ContextWithFence(res.Ctx, f.Fence())
 		}
 	}
 	g.Metrics.count(label, res.Outcome)
@@ -98,25 +98,14 @@ func (g *Guard) Count(label string, outcome Outcome) {
 	g.Metrics.count(label, outcome)
 }
 
-// The optional abilities of a Locker.
-type (
-	watcher interface {
-		Watch(ctx context.Context, opts ...redislock.WatchOption) context.Context
-	}
-	fencer interface{ Fence() int64 }
-	ttler  interface {
-		TTL(ctx context.Context) (time.Duration, error)
-	}
-)
-
 // Check tells whether backend's locks can do what the configuration asks:
 // Renew needs Watch and Fence needs Fence.
 func (g *Guard) Check() error {
-	lock := g.Backend.NewLocker("zerolock:check", redislock.LockerOptions{Expiry: time.Second, Fencing: g.Fence})
-	if _, ok := lock.(watcher); g.Renew && !ok {
+	lock := g.Backend.NewLocker("zerolock:check", zerolock.LockerOptions{Expiry: time.Second, Fencing: g.Fence})
+	if _, ok := lock.(zerolock.Watcher); g.Renew && !ok {
 		return fmt.Errorf("%w: Renew needs a lock backend that can renew (%T cannot)", ErrBadPolicy, lock)
 	}
-	if _, ok := lock.(fencer); g.Fence && !ok {
+	if _, ok := lock.(zerolock.Fencer); g.Fence && !ok {
 		return fmt.Errorf("%w: Fence needs a lock backend that mints fencing tokens (%T cannot)", ErrBadPolicy, lock)
 	}
 	return nil
@@ -125,8 +114,8 @@ func (g *Guard) Check() error {
 // retryAfter is the holder's remaining time; a second when the holder
 // released in the meantime, and the full expiry when the backend cannot
 // tell.
-func retryAfter(ctx context.Context, lock redislock.Locker, expire time.Duration) time.Duration {
-	t, ok := lock.(ttler)
+func retryAfter(ctx context.Context, lock zerolock.Locker, expire time.Duration) time.Duration {
+	t, ok := lock.(zerolock.TTLer)
 	if !ok {
 		return expire
 	}
@@ -142,7 +131,7 @@ func retryAfter(ctx context.Context, lock redislock.Locker, expire time.Duration
 
 // Lease is a held request lock.
 type Lease struct {
-	lock    redislock.Locker
+	lock    zerolock.Locker
 	key     string
 	label   string
 	start   time.Time

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock"
 )
 
 var errStore = errors.New("store down")
@@ -14,7 +14,7 @@ var errStore = errors.New("store down")
 // failing is a Backend whose locks always fail with err.
 type failing struct{ err error }
 
-func (f failing) NewLocker(string, redislock.LockerOptions) redislock.Locker { return f }
+func (f failing) NewLocker(string, zerolock.LockerOptions) zerolock.Locker { return f }
 
 func (f failing) AcquireCtx(context.Context) (bool, error) { return false, f.err }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/zeromicro/go-zero/rest/httpx"
 
-	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock"
 )
 
 // A Gate is an order handler that holds each request inside until the
@@ -45,7 +45,7 @@ func (g *Gate) Handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.Entered.Add(1)
-	fence, _ := redislock.FenceFromContext(r.Context())
+	fence, _ := zerolock.FenceFromContext(r.Context())
 	g.Inside <- fence
 	<-g.Release
 	httpx.OkJsonCtx(r.Context(), w, map[string]string{"orderId": req.OrderID})

@@ -1,11 +1,11 @@
-package redislock
+package zerolock
 
 import "context"
 
 type fenceKey struct{}
 
 // ContextWithFence returns a context carrying a fencing token, as the
-// middleware and interceptor give their handlers.
+// middleware and the interceptor give their handlers.
 func ContextWithFence(ctx context.Context, fence int64) context.Context {
 	return context.WithValue(ctx, fenceKey{}, fence)
 }
