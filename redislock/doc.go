@@ -1,35 +1,52 @@
-// Package redislock is a distributed lock on Redis that is a drop-in for
-// go-zero's core/stores/redis.RedisLock.
+// Package redislock is a distributed lock on Redis and a drop-in for
+// go-zero's core/stores/redis.RedisLock. Start with NewRedisLock:
 //
-// Switching from go-zero is a change of import path (and of the type name,
-// redis.RedisLock to redislock.RedisLock, where code names it):
-//
-//	lock := redislock.NewRedisLock(store, "order:42") // store is go-zero's *redis.Redis
+//	lock := redislock.NewRedisLock(store, "order:42") // store: go-zero's *redis.Redis
 //	lock.SetExpire(5)
-//	ok, err := lock.AcquireCtx(ctx)
-//	if err != nil {
-//		return err // Redis failed; the lock may or may not be held
-//	}
-//	if !ok {
-//		return errBusy // somebody else holds it
+//	if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
+//		return err // err: Redis failed; !ok: somebody else holds it
 //	}
 //	defer lock.ReleaseCtx(context.WithoutCancel(ctx))
 //
-// The semantics are go-zero's: acquiring a lock this instance already holds
+// Switching from go-zero is a change of import path (and of the type name,
+// redis.RedisLock to redislock.RedisLock, where code names it). The
+// semantics are go-zero's: acquiring a lock this instance already holds
 // refreshes its expiry (re-entrant), only the holder's token releases it,
 // the expiry sent to Redis is the configured expiry plus a tolerance (500 ms
 // by default), and "not acquired" or "not held" is (false, nil) while only
 // a real failure is an error.
 //
-// Beyond go-zero, the token is 128 bits from crypto/rand, the expiry and
-// tolerance can be set in milliseconds (WithExpiry, WithTolerance), the lock
-// also runs on go-redis clients (NewWithClient, including Redis Cluster and
-// Sentinel failover clients), an instance that does not hold its key
-// acquires without a script: on go-redis with a plain SET NX PX that go-redis
-// is told not to resend after a lost reply (a resend would answer "not set"
-// for the key the first send took), on go-zero's store, whose client
-// resends, with SET NX PX GET, which recognises its own token (Redis 7.0 or
-// later; older servers get the script). On go-zero's store the scripts run
-// with EVAL, so the NOSCRIPT replies of a fresh or flushed server cannot
-// reach go-zero's circuit breaker.
+// On a go-redis client (a *redis.Client, a *redis.ClusterClient, or a
+// Sentinel *redis.FailoverClient) the same lock is NewWithClient, and
+// options set what go-zero's API cannot:
+//
+//	lock := redislock.NewWithClient(rdb, "report:q3",
+//		redislock.WithExpiry(2*time.Second), redislock.WithFencing())
+//	ok, err := lock.AcquireWaitCtx(ctx, 10*time.Second) // woken when the holder releases
+//	lockCtx := lock.Watch(ctx)                           // renewed; cancelled if the lock is lost
+//	fence := lock.Fence()                                // for storage that refuses older holders
+//
+// The options: WithExpiry and WithTolerance (milliseconds, not go-zero's
+// whole seconds), WithFencing, WithReplicaAcks (wait for replicas, to
+// survive a failover), WithBackoff (the waiting acquire's fallback),
+// WithoutWakeups (no release announcement, for locks nobody waits on),
+// WithDeadlineGuard (return when ctx ends even if the client would wait
+// longer), and for NewRedLock, Redlock over independent masters,
+// WithNodeTimeout.
+//
+// A RedisLock is a zerolock.Locker, zerolock.Waiter, zerolock.TTLer,
+// zerolock.Watcher and zerolock.Fencer; StoreBackend and RedLockBackend
+// make the zerolock.Backend that the middleware and the interceptor take.
+//
+// Under the hood, the token is 128 bits from crypto/rand, and an instance
+// that does not hold its key acquires without a script: on go-redis with a
+// plain SET NX PX that go-redis is told not to resend after a lost reply (a
+// resend would answer "not set" for the key the first send took), on
+// go-zero's store, whose client resends, with SET NX PX GET, which
+// recognises its own token (Redis 7.0 or later; older servers get the
+// script). On go-zero's store the scripts run with EVAL, so the NOSCRIPT
+// replies of a fresh or flushed server cannot reach go-zero's circuit
+// breaker, and a store whose server rejects the CLIENT SETINFO go-zero
+// sends on new connections is refused with ErrIdentityRejected
+// (CheckGoZeroStore), which names the fix.
 package redislock

@@ -1,0 +1,85 @@
+package zerolock_test
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/zerolock/zerolock"
+
+// listedPackage is what go list -json says of a package that matters here.
+type listedPackage struct {
+	ImportPath string
+	Deps       []string
+}
+
+// libraryPackages lists the packages the library ships (tests, harnesses,
+// examples and the torture suite excluded) with their non-test
+// dependencies.
+func libraryPackages(t *testing.T) []listedPackage {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command on PATH")
+	}
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if isHarness(p.ImportPath) || strings.HasPrefix(p.ImportPath, module+"/example/") ||
+			p.ImportPath == module+"/torture" {
+			continue
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 8 {
+		t.Fatalf("go list found only %d library packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func isHarness(path string) bool {
+	return strings.HasPrefix(path, module+"/internal/testing/")
+}
+
+// The import directions of docs/ARCHITECTURE.md, checked on what the
+// library ships: no package depends on a test harness; the contract
+// imports no backend; etcdlock and zklock do not depend on redislock; the
+// middleware and the interceptor never import each other; nothing in the
+// library imports an example.
+func TestImportDirections(t *testing.T) {
+	forbidden := map[string][]string{ // package -> what it must not depend on
+		module:                  {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/"},
+		module + "/etcdlock":    {module + "/redislock", module + "/zklock"},
+		module + "/zklock":      {module + "/redislock", module + "/etcdlock"},
+		module + "/redislock":   {module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/guard", module + "/internal/keyspec"},
+		module + "/middleware":  {module + "/interceptor"},
+		module + "/interceptor": {module + "/middleware"},
+	}
+	for _, p := range libraryPackages(t) {
+		for _, dep := range p.Deps {
+			if isHarness(dep) {
+				t.Errorf("%s depends on the test harness %s", p.ImportPath, dep)
+			}
+			if strings.HasPrefix(dep, module+"/example/") {
+				t.Errorf("%s depends on the example %s", p.ImportPath, dep)
+			}
+			for _, bad := range forbidden[p.ImportPath] {
+				if dep == bad || (strings.HasSuffix(bad, "/") && strings.HasPrefix(dep, bad)) {
+					t.Errorf("%s depends on %s", p.ImportPath, dep)
+				}
+			}
+		}
+	}
+}
