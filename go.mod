@@ -14,6 +14,7 @@ require (
 	go.etcd.io/etcd/client/v3 v3.5.21
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.24.0
+	golang.org/x/sync v0.19.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260128011058-8636f8732409
 	google.golang.org/grpc v1.80.0
 	google.golang.org/protobuf v1.36.11

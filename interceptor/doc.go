@@ -60,10 +60,14 @@
 // a canonical form, not as its bytes: fields the service's proto does not
 // declare (a newer client's, or junk) are ignored at any depth, map
 // entries are taken in key order, and a field set to its default (an
-// optional set to 0, a message set to an empty one) is the same as unset,
-// because the method's getters cannot tell them apart. A message that is
-// empty in that sense counts as missing. Only the choice of a oneof member
-// is kept even when its value is the default.
+// optional set to 0, a message set to an empty one) is the same as unset:
+// the getters return the same values, and only a handler that tests
+// presence (HasX, != nil) could tell them apart, so erring this way costs
+// at worst a false Aborted, where the other way would let a duplicate
+// through. A message that is empty in that sense counts as missing. Only
+// the choice of a oneof member is kept even when its value is the default.
+// A google.protobuf.Any inside a key is hashed as the bytes it carries,
+// which are not canonical: key on the fields of its content instead.
 //
 // A double is hashed as the float64 it holds: two values are one key
 // exactly when they are the same float64 (-0 counts as 0). So

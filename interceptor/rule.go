@@ -83,7 +83,9 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 			return nil, bad("%v", err)
 		}
 		ru.once.Do(func() {})
-	case !r.SkipMethodCheck:
+	case !r.SkipMethodCheck || errors.Is(err, errStreaming):
+		// A streaming method is linked and known: SkipMethodCheck, for
+		// methods that are not, cannot make a unary rule for it useful.
 		return nil, bad("%v", err)
 	}
 	if !perCaller {

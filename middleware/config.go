@@ -15,8 +15,10 @@ const (
 	// after the first has finished are refused too. A handler that answers
 	// 5xx or panics releases it at once, so the user's retry is not blocked
 	// by a failure. So does go-zero's timeout answering 503 before the
-	// handler returned (the request's deadline passed first). A client that
-	// disconnects does not: the handler completed, so the operation
+	// handler returned (the request's deadline passed first), and a client
+	// that disconnected when the handler then answered an error (4xx or
+	// 5xx: it saw the cancellation and gave up). A handler that answered
+	// 2xx or 3xx to a client that left keeps the window: the operation
 	// happened, and the retry is the repeat a window exists to refuse.
 	ModeWindow = guard.ModeWindow
 )
@@ -64,8 +66,9 @@ type LockConf struct {
 	// httpx.GetRemoteAddr reports: the first X-Forwarded-For header as the
 	// client wrote it, which a client behind an appending proxy controls.
 	// With N it is the Nth address from the right, the one the outermost
-	// trusted proxy saw; a request with fewer addresses is keyed on its
-	// connection's peer.
+	// trusted proxy saw, which holds only while the service is reachable
+	// through those proxies alone; a request with fewer addresses is keyed
+	// on its connection's peer.
 	TrustedProxyHops int `json:",optional,range=[0:32]"`
 	// Rules say which routes are locked and on which fields. A request that
 	// matches no rule passes through untouched.

@@ -12,7 +12,8 @@ import (
 // clientIP is the ip key's value: with no trusted proxy hops, what
 // go-zero's httpx.GetRemoteAddr reports (the whole first X-Forwarded-For
 // header when there is one, which the client writes); with hops, the
-// address the outermost trusted proxy saw, which the client cannot forge.
+// address the outermost trusted proxy saw, which the client cannot forge
+// as long as the service is reachable only through those proxies.
 func clientIP(r *http.Request, hops int) string {
 	if hops <= 0 {
 		return keyspec.HostOnly(httpx.GetRemoteAddr(r))

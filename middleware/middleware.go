@@ -213,14 +213,8 @@ func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseW
 		out = rec
 	}
 	reqCtx := r.Context()
-	returned, timedOut := false, false
+	returned, failed := false, false
 	defer func() {
-		// A 5xx, a panic, or go-zero's timeout answering before the handler
-		// returned frees a window at once, so the user's retry is not
-		// refused. A client that left is no failure: the handler completed,
-		// the operation happened, and its retry is the repeat a window
-		// exists to refuse.
-		failed := timedOut || (rec != nil && rec.status >= http.StatusInternalServerError)
 		res.Lease.End(reqCtx, ru.policy.KeepAfter(returned, failed))
 	}()
 	if res.Ctx != reqCtx {
@@ -228,7 +222,30 @@ func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseW
 	}
 	next(out, r)
 	returned = true
-	timedOut = errors.Is(ctxdone.Err(reqCtx), context.DeadlineExceeded)
+	if rec != nil {
+		failed = windowFailed(ctxdone.Err(reqCtx), rec.status)
+	}
+}
+
+// windowFailed tells whether a handler that returned with status, its
+// request's context then in state ended (nil: still live), failed in a way
+// that must free a window at once, so that the user's retry is not refused:
+// a 5xx; go-zero's timeout answering before the handler returned (the
+// deadline passed first, whatever the handler wrote later); or a client
+// that left and a handler that then answered an error, having seen the
+// cancellation (its database call failed, say). A handler that answered
+// 2xx or 3xx to a client that left completed: the operation happened, and
+// the retry is the repeat a window exists to refuse.
+func windowFailed(ended error, status int) bool {
+	switch {
+	case status >= http.StatusInternalServerError:
+		return true
+	case errors.Is(ended, context.DeadlineExceeded):
+		return true
+	case errors.Is(ended, context.Canceled):
+		return status >= http.StatusBadRequest
+	}
+	return false
 }
 
 // respond answers through httpx.ErrorCtx, so a handler set with

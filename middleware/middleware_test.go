@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/rest/httpx"
 
@@ -422,7 +424,9 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func ExampleLockMiddleware_ForRule() {
-	m := middleware.MustNewLockMiddleware(middleware.LockConf{}, nil)
+	mr, _ := miniredis.Run() // a real service passes redis.MustNewRedis(c.Redis)
+	defer mr.Close()
+	m := middleware.MustNewLockMiddleware(middleware.LockConf{}, zredis.New(mr.Addr(), zredis.WithIdentity()))
 	lockPay, err := m.ForRule(middleware.LockRule{
 		Method: http.MethodPost, Path: "/orders/:id/pay", Keys: []string{"path:id", "claim:userId"},
 	})

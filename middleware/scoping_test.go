@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/zeromicro/go-zero/core/logx"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/zerolock/zerolock/middleware"
 )
@@ -23,16 +25,17 @@ func TestSharedRuleWarning(t *testing.T) {
 	logx.SetWriter(logx.NewWriter(&buf))
 	t.Cleanup(logx.Disable)
 
+	store := zredis.New(miniredis.RunT(t).Addr(), zredis.WithIdentity())
 	rule := func(keys ...string) middleware.LockConf {
 		return middleware.LockConf{Rules: []middleware.LockRule{{Method: http.MethodPost, Path: "/orders", Keys: keys}}}
 	}
-	if _, err := middleware.NewLockMiddleware(rule("claim:userId", "json:orderId"), nil); err != nil {
+	if _, err := middleware.NewLockMiddleware(rule("claim:userId", "json:orderId"), store); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "warning") {
 		t.Fatalf("a rule scoped by user was flagged: %s", buf.String())
 	}
-	if _, err := middleware.NewLockMiddleware(rule("json:orderId"), nil); err != nil {
+	if _, err := middleware.NewLockMiddleware(rule("json:orderId"), store); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "POST /orders has no claim:, header: or ip key") {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zeromicro/go-zero/rest"
+	"github.com/zeromicro/go-zero/rest/httpx"
 
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/resttest"
@@ -94,5 +95,50 @@ func TestBodyKeyCanonicalJSON(t *testing.T) {
 		if got := send(tc.contentType, tc.body); got != tc.want {
 			t.Fatalf("request %d (%s %q): %d, want %d", i, tc.contentType, tc.body, got, tc.want)
 		}
+	}
+}
+
+// A client that disconnects while its handler runs, and a handler that then
+// fails because of it (its database call was cancelled) and answers an
+// error: nothing happened, so the window is freed and the retry runs.
+func TestWindowFreedWhenCancelledHandlerFails(t *testing.T) {
+	srv := redistest.Start(t)
+	m := mustMiddleware(t, middleware.LockConf{Mode: middleware.ModeWindow, Expire: time.Minute, Rules: []middleware.LockRule{
+		{Method: http.MethodPost, Path: "/pay", Keys: []string{"header:X-User"}},
+	}}, newStore(srv))
+	var calls atomic.Int32
+	inside, served := make(chan struct{}), make(chan struct{}, 1)
+	base := resttest.Serve(t, func(s *rest.Server) {
+		s.Use(func(next http.HandlerFunc) http.HandlerFunc { // outside the lock: its release is done
+			return func(w http.ResponseWriter, r *http.Request) {
+				next(w, r)
+				served <- struct{}{}
+			}
+		})
+		s.Use(m.Handle)
+	}, []rest.Route{{Method: http.MethodPost, Path: "/pay", Handler: func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			close(inside)
+			<-r.Context().Done()
+			httpx.ErrorCtx(r.Context(), w, r.Context().Err()) // go-zero's default: 400
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}}})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/pay", nil)
+	req.Header.Set("X-User", "u")
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-inside
+	cancel()
+	<-served
+
+	if r := resttest.Do(t, http.MethodPost, base+"/pay", "", "X-User", "u"); r.Status != http.StatusOK {
+		t.Fatalf("retry after a cancelled request that failed: %d, want 200 (the window is freed)", r.Status)
 	}
 }

@@ -25,17 +25,21 @@ import (
 // new connections answers every command with ErrIdentityRejected, which
 // names the fix, instead of failing when a burst opens go-zero's breaker.
 func GoZeroStore(store *zredis.Redis) Store {
-	return goZeroStore{r: store, id: identityFor(store)}
+	return goZeroStore{r: store, id: identityFor(store), identityOff: identityOff(store)}
 }
 
 type goZeroStore struct {
 	r  *zredis.Redis
 	id *identityCheck
+	// identityOff: the store never sends CLIENT SETINFO, so the server's
+	// verdict does not matter.
+	identityOff bool
 }
 
-// ready is nil once the store passed CheckGoZeroStore: one atomic load.
+// ready is nil once the store is known to be safe: a field or an atomic
+// load after the first check.
 func (s goZeroStore) ready(ctx context.Context) error {
-	if s.id.state.Load() == identityOK {
+	if s.identityOff || serverVerdict(s.id.verdict.Load()) == verdictAccepts {
 		return nil
 	}
 	return s.id.check(ctx, s.r)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,7 +65,9 @@ func TestIdentityRejectedNamesTheFix(t *testing.T) {
 		t.Fatal("a refused store's lock wrote its key")
 	}
 
-	fixed := zredis.New(mr.Addr(), zredis.WithIdentity(), zredis.WithHook(&probes))
+	// go-zero shares one client per address, made by the first store that
+	// connects: the fixed store gets a server of its own.
+	fixed := zredis.New(miniredis.RunT(t).Addr(), zredis.WithIdentity(), zredis.WithHook(&probes))
 	lock := redislock.NewRedisLock(fixed, "k")
 	mustAcquire(t, lock, true)
 	mustRelease(t, lock, true)
@@ -87,7 +91,9 @@ func TestIdentityOnRealServer(t *testing.T) {
 	if !accepts && !errors.Is(err, redislock.ErrIdentityRejected) {
 		t.Fatalf("server rejects CLIENT SETINFO, yet CheckGoZeroStore = %v", err)
 	}
-	fixed := zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true})
+	// go-zero shares one client per address: the fixed store gets a server
+	// of its own.
+	fixed := zredis.MustNewRedis(zredis.RedisConf{Host: redistest.Start(t).Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true})
 	if err := redislock.CheckGoZeroStore(context.Background(), fixed); err != nil {
 		t.Fatalf("CheckGoZeroStore with DisableIdentity = %v", err)
 	}
@@ -114,5 +120,87 @@ func TestIdentityUnreachableIsNotAVerdict(t *testing.T) {
 			t.Fatalf("after the server came back, CheckGoZeroStore = %v, want ErrIdentityRejected", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Only a reply that refuses CLIENT SETINFO itself is a verdict: a wrong
+// password fails the connection before the command is sent, which says
+// nothing of SETINFO, so the check reports it and asks again later (it was
+// taken for a rejection, and the fix it named was the wrong one).
+func TestIdentityOtherErrorsAreNoVerdict(t *testing.T) {
+	srv := redistest.Start(t)
+	if err := srv.Client(t).ConfigSet(context.Background(), "requirepass", "secret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	store := zredis.New(srv.Addr(), zredis.WithPass("wrong"))
+	err := redislock.CheckGoZeroStore(context.Background(), store)
+	if err == nil || errors.Is(err, redislock.ErrIdentityRejected) {
+		t.Fatalf("CheckGoZeroStore with a wrong password = %v, want the auth error, not ErrIdentityRejected", err)
+	}
+	if !strings.Contains(err.Error(), "WRONGPASS") {
+		t.Fatalf("CheckGoZeroStore = %v, want the server's WRONGPASS", err)
+	}
+}
+
+// A server that accepts connections and never answers: every caller of the
+// check returns when its own context ends, not one after another behind a
+// probe that waits for go-redis's 3 s read timeout.
+func TestIdentityWaitersHonourTheirContexts(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	accepted := make(chan struct{})
+	go func() { // accepts, never answers
+		defer close(accepted)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-accepted
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close() // ends the probe still reading
+		}
+	})
+
+	store := zredis.New(l.Addr().String())
+	const callers, wait = 4, 300 * time.Millisecond
+	var wg sync.WaitGroup
+	took := make(chan time.Duration, callers)
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			start := time.Now()
+			err := redislock.CheckGoZeroStore(ctx, store)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("CheckGoZeroStore on a hung server = %v, want its context's deadline", err)
+			}
+			took <- time.Since(start)
+		}()
+	}
+	wg.Wait()
+	close(took)
+	for d := range took {
+		// Queued behind the probe, the callers returned after 3, 6, 9, 12 s.
+		if d > 2*time.Second {
+			t.Fatalf("a caller with a %v deadline returned after %v", wait, d)
+		}
 	}
 }

@@ -7,6 +7,7 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/internal/keyspec"
+	"github.com/zerolock/zerolock/redislock"
 )
 
 // Outcome is what happened to a request that matched a rule; it is the
@@ -70,7 +72,9 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 		// The request itself ended (the client left, a server timeout): not
 		// a store failure, and never a reason to run unlocked.
 		res = Result{Outcome: StoreError, Err: err}
-	case err != nil && g.FailOpen:
+	case err != nil && g.FailOpen && !errors.Is(err, redislock.ErrIdentityRejected):
+		// FailOpen is for a store that is down, not for one that is
+		// misconfigured: that is refused, loudly, until it is fixed.
 		res = Result{Outcome: FailedOpen, Err: err}
 		logx.WithContext(ctx).Errorf("zerolock: lock store failed for %s (key …%s), serving unlocked: %v",
 			label, keyspec.Digest(key), err)

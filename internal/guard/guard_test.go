@@ -3,10 +3,12 @@ package guard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/redislock"
 )
 
 var errStore = errors.New("store down")
@@ -25,6 +27,17 @@ func (f failing) ReleaseCtx(context.Context) (bool, error) { return false, f.err
 type lateTimer struct{ context.Context }
 
 func (lateTimer) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+// A store refused as misconfigured (ErrIdentityRejected) is not an outage:
+// FailOpen does not serve its requests unlocked.
+func TestFailOpenRefusesMisconfiguredStore(t *testing.T) {
+	refused := fmt.Errorf("%w: set DisableIdentity: true", redislock.ErrIdentityRejected)
+	g := &Guard{Backend: failing{refused}, FailOpen: true}
+	res := g.Acquire(context.Background(), "label", "key", Policy{Expire: time.Second})
+	if res.Outcome != StoreError || !errors.Is(res.Err, redislock.ErrIdentityRejected) {
+		t.Fatalf("outcome %q, err %v; want %q with ErrIdentityRejected", res.Outcome, res.Err, StoreError)
+	}
+}
 
 func TestAcquireFailOpen(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())

@@ -11,6 +11,8 @@ import (
 	"github.com/zerolock/zerolock/redislock"
 )
 
+var errNilStore = errors.New("guard: nil go-zero store")
+
 // storeCheckTimeout bounds the start-up check of a go-zero store, as
 // go-zero's own PingTimeout does.
 const storeCheckTimeout = time.Second
@@ -23,6 +25,9 @@ const storeCheckTimeout = time.Second
 func CheckStore(store *redis.Redis) error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeCheckTimeout)
 	defer cancel()
+	if store == nil {
+		return errNilStore
+	}
 	err := redislock.CheckGoZeroStore(ctx, store)
 	if err != nil && !errors.Is(err, redislock.ErrIdentityRejected) {
 		logx.Errorf("zerolock: %v (checked again before the first lock)", err)
