@@ -3,8 +3,9 @@
 //
 //	lock := redislock.NewRedisLock(store, "order:42") // store: go-zero's *redis.Redis
 //	lock.SetExpire(5)
-//	if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
-//		return err // err: Redis failed; !ok: somebody else holds it
+//	ok, err := lock.AcquireCtx(ctx) // err: Redis failed; !ok: somebody else holds it
+//	if err != nil || !ok {
+//		return ok, err
 //	}
 //	defer lock.ReleaseCtx(context.WithoutCancel(ctx))
 //

@@ -1,0 +1,140 @@
+package middleware_test
+
+// The README's middleware snippets (the wiring under "Anti-double-click
+// middleware" and the REST fragments of "From goctl") are lines of this
+// file: the root package's TestReadmeGoBlocks fails when a README line is
+// found in no compiled source it lists, this file among them.
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+	"github.com/zeromicro/go-zero/rest"
+	"github.com/zeromicro/go-zero/rest/httpx"
+
+	"github.com/zerolock/zerolock/middleware"
+)
+
+// goctl generates an internal/middleware package of its own, so a goctl
+// service's servicecontext.go imports zerolock's under an alias, while its
+// config.go and main, which do not import goctl's, use the plain name. This
+// file stands for all three, so it imports the package under both names.
+import zlmiddleware "github.com/zerolock/zerolock/middleware"
+
+// Config is a goctl service's internal/config.Config with zerolock's
+// middleware added.
+type Config struct {
+	rest.RestConf
+	Auth struct {
+		AccessSecret string
+		AccessExpire int64
+	}
+	Redis redis.RedisConf     // DisableIdentity: true on redis-server before 7.2
+	Lock  middleware.LockConf // github.com/zerolock/zerolock/middleware
+}
+
+// ServiceContext is a goctl service's internal/svc.ServiceContext. goctl
+// generates its Lock field for `middleware: Lock` in the .api file.
+type ServiceContext struct {
+	Config Config
+	Lock   rest.Middleware
+}
+
+// NewServiceContext fills the Lock field with zerolock's middleware.
+func NewServiceContext(c Config) *ServiceContext {
+	return &ServiceContext{
+		Config: c,
+		Lock:   zlmiddleware.MustNewLockMiddleware(c.Lock, redis.MustNewRedis(c.Redis)).Handle,
+	}
+}
+
+// RegisterHandlers is what goctl generates in internal/handler/routes.go
+// for a route group with `jwt: Auth` and `middleware: Lock`.
+func RegisterHandlers(server *rest.Server, serverCtx *ServiceContext) {
+	server.AddRoutes(
+		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.Lock},
+			[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: createOrder}}...,
+		),
+		rest.WithJwt(serverCtx.Config.Auth.AccessSecret),
+	)
+}
+
+// createOrder stands for a goctl handler.
+func createOrder(w http.ResponseWriter, r *http.Request) {
+	httpx.OkJsonCtx(r.Context(), w, map[string]string{"status": "created"})
+}
+
+// apiYAML is a goctl service's etc/api.yaml, with the Redis at %s.
+const apiYAML = `
+Name: orders-api
+Host: 127.0.0.1
+Port: 8888
+DevServer:
+  Enabled: false
+Auth:
+  AccessSecret: an-example-secret-of-32-characters
+  AccessExpire: 3600
+Redis:
+  Host: %s
+  Type: node
+  DisableIdentity: true   # miniredis rejects CLIENT SETINFO, as redis-server before 7.2 does
+Lock:
+  Expire: 5s
+  Rules:
+    - Method: POST
+      Path: /orders
+      Keys: [claim:userId, json:orderId]
+`
+
+// The four lines that wire the middleware into a go-zero server, and what
+// the route check says of a rule whose Path has a typo.
+func ExampleMustNewLockMiddleware() {
+	mr, _ := miniredis.Run()
+	defer mr.Close()
+	var c Config
+	if err := conf.LoadFromYamlBytes([]byte(fmt.Sprintf(apiYAML, mr.Addr())), &c); err != nil {
+		fmt.Println(err)
+		return
+	}
+	server := rest.MustNewServer(c.RestConf) // not started: the example only builds it
+
+	store := redis.MustNewRedis(c.Redis)
+	lock := middleware.MustNewLockMiddleware(c.Lock, store) // bad rules fail here, at start-up
+	server.Use(lock.Handle)                                 // or rest.WithMiddlewares, or a goctl ServiceContext field
+	server.AddRoute(rest.Route{Method: http.MethodPost, Path: "/orders", Handler: createOrder},
+		rest.WithJwt(c.Auth.AccessSecret))
+	middleware.MustCheckRoutes(server, c.Lock) // after the routes are added: a rule for no route fails
+
+	typo := c.Lock
+	typo.Rules = []middleware.LockRule{{Method: http.MethodPost, Path: "/order", Keys: []string{"claim:userId", "json:orderId"}}}
+	fmt.Println(middleware.CheckRoutes(server, typo))
+	// Output:
+	// middleware: bad lock configuration: rule POST /order matches no route of the server (POST routes: /orders); fix its Method or Path, or set SkipRouteCheck: true on it if the route is added later
+}
+
+// A goctl service: the middleware fills the ServiceContext field that
+// `middleware: Lock` in the .api file makes goctl generate, and main checks
+// the rules against the routes after registering them.
+func ExampleMustCheckRoutes() {
+	mr, _ := miniredis.Run()
+	defer mr.Close()
+	var c Config
+	if err := conf.LoadFromYamlBytes([]byte(fmt.Sprintf(apiYAML, mr.Addr())), &c); err != nil {
+		fmt.Println(err)
+		return
+	}
+	server := rest.MustNewServer(c.RestConf) // not started: the example only builds it
+	ctx := NewServiceContext(c)
+	RegisterHandlers(server, ctx)
+	middleware.MustCheckRoutes(server, c.Lock)
+
+	for _, r := range server.Routes() {
+		fmt.Println(r.Method, r.Path, "checked")
+	}
+	// Output:
+	// POST /orders checked
+}
