@@ -26,16 +26,21 @@ type (
 		// failed for so long that the hold may have expired (decided before
 		// it could expire), ErrMaxHold when MaxHold passed, and ErrReleased
 		// after ReleaseCtx. Watch of a lock that is not held returns a
-		// context already cancelled with ErrLockLost.
+		// context already cancelled with ErrLockLost; Watch of a hold whose
+		// expiry has passed unnoticed ends at once, with ErrLockLost or,
+		// when the implementation learns it from its own clock first,
+		// ErrRenewFailed.
 		Watch(ctx context.Context, opts ...WatchOption) context.Context
 	}
 
 	// A Fencer mints fencing tokens.
 	Fencer interface {
-		// Fence returns the token of the current hold: every acquisition of
-		// the key gets a token greater than all tokens before it, so storage
-		// that remembers the greatest token it saw can refuse a write from a
-		// holder that lost the lock. Zero when the lock is not held.
+		// Fence returns the token of this Locker's latest hold: every
+		// acquisition of the key gets a token greater than all tokens before
+		// it, so storage that remembers the greatest token it saw can refuse
+		// a write from a holder that lost the lock. It is zero before the
+		// first acquisition, and stays the latest hold's after a release or
+		// expiry (a write with it is then refused, as it should be).
 		Fence() int64
 	}
 )

@@ -3,8 +3,8 @@ package redislock_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"

@@ -94,6 +94,9 @@ func (rl *RedLock) AcquireCtx(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("redislock: acquire %q on %d nodes: %w", rl.nodes[0].key, len(rl.nodes), err)
+	}
 	start := time.Now()
 	outcomes := rl.each(ctx, func(ctx context.Context, n *RedisLock) (bool, error) {
 		return n.AcquireCtx(ctx)
@@ -194,13 +197,21 @@ func (rl *RedLock) each(ctx context.Context, f func(context.Context, *RedisLock)
 	}
 	timer := time.NewTimer(rl.nodeTimeout)
 	defer timer.Stop()
+	answered := make([]bool, len(rl.nodes))
 	for range rl.nodes {
 		select {
 		case o := <-results:
-			outcomes[o.Node] = o
+			outcomes[o.Node], answered[o.Node] = o, true
 		case <-timer.C:
 			return outcomes
 		case <-ctx.Done():
+			// The caller's context ended first: that, not the node timeout,
+			// is why the others have no answer, and errors.Is must say so.
+			for i := range outcomes {
+				if !answered[i] {
+					outcomes[i].Err = fmt.Errorf("no answer before the context ended: %w", ctx.Err())
+				}
+			}
 			return outcomes
 		}
 	}

@@ -1,0 +1,24 @@
+// Package locktest checks an implementation of the zerolock contract: it
+// is the one conformance suite that every Backend runs, in the manner of
+// testing/fstest.TestFS and golang.org/x/net/nettest.TestConn.
+//
+// A backend's test hands Run a constructor and says what its deployment
+// claims:
+//
+//	func TestConformanceRedisNode(t *testing.T) {
+//		client := redistest.Start(t).Client(t)
+//		locktest.Run(t, func(t *testing.T) zerolock.Backend {
+//			return redislock.StoreBackend(client)
+//		}, locktest.Options{Waiter: true, TTLer: true, Watcher: true, Fencer: true})
+//	}
+//
+// Run runs each check as a subtest of its own (MutualExclusion,
+// BusyIsNotAnError, ReleaseByNonHolder, Expiry, Waiter/WokenByRelease and
+// so on), each on keys of its own, so a failure names the guarantee that
+// broke. The optional abilities (Waiter, TTLer, Watcher, Fencer) are
+// checked when Options claims them, and a claim that the Lockers do not
+// back, or an ability they have that is not claimed, fails the suite.
+//
+// The package is a test harness: only tests import it, never a non-test
+// file of the library.
+package locktest

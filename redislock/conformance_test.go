@@ -1,0 +1,51 @@
+package redislock_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/internal/testing/locktest"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+// storeOptions are what a StoreBackend claims on any Redis deployment:
+// every ability, and expiry kept to the millisecond.
+var storeOptions = locktest.Options{
+	Expiry: 300 * time.Millisecond,
+	Waiter: true, TTLer: true, Watcher: true, Fencer: true,
+}
+
+// TestConformanceRedisNode runs the conformance suite on StoreBackend over
+// a go-redis client to one redis-server.
+func TestConformanceRedisNode(t *testing.T) {
+	backend := redislock.StoreBackend(redistest.Start(t).Client(t))
+	locktest.Run(t, func(*testing.T) zerolock.Backend { return backend }, storeOptions)
+}
+
+// TestConformanceRedisNodeGoZero runs the conformance suite on
+// StoreBackend over go-zero's store of one redis-server.
+func TestConformanceRedisNodeGoZero(t *testing.T) {
+	backend := redislock.StoreBackend(redislock.GoZeroStore(newGoZeroStore(t, redistest.Start(t))))
+	locktest.Run(t, func(*testing.T) zerolock.Backend { return backend }, storeOptions)
+}
+
+// TestConformanceRedisCluster runs the conformance suite on StoreBackend
+// over a go-redis client to the shared Redis Cluster.
+func TestConformanceRedisCluster(t *testing.T) {
+	backend := redislock.StoreBackend(redistest.SharedCluster(t).Client(t))
+	locktest.Run(t, func(*testing.T) zerolock.Backend { return backend }, storeOptions)
+}
+
+// TestConformanceRedlock runs the conformance suite on RedLockBackend over
+// five masters. Its Lockers are plain Lockers. The node timeout is raised
+// from its 50 ms default so that a loaded test machine is not taken for
+// a lost quorum.
+func TestConformanceRedlock(t *testing.T) {
+	_, stores, _ := fiveMasters(t)
+	backend := redislock.RedLockBackend(stores, redislock.WithNodeTimeout(time.Second))
+	locktest.Run(t, func(*testing.T) zerolock.Backend { return backend }, locktest.Options{
+		Expiry: 300 * time.Millisecond,
+	})
+}
