@@ -44,3 +44,23 @@ type (
 		Fence() int64
 	}
 )
+
+// A Recorder is a Locker whose key can keep a result in place of its hold,
+// so that a retry of a completed request gets that result instead of
+// running again (idempotent replay). Redis-backed RedisLocks are Recorders;
+// Redlock, etcd and ZooKeeper locks are not.
+type Recorder interface {
+	// AcquireOrReadCtx is AcquireCtx that also reads a record: when the key
+	// holds a record (RecordCtx stored it), it returns that record, with
+	// acquired false and a nil error, and takes nothing. When the key is
+	// free it takes the lock; when another Locker holds it, it returns
+	// false, nil and a nil record.
+	AcquireOrReadCtx(ctx context.Context) (acquired bool, record []byte, err error)
+	// RecordCtx replaces this Locker's hold by record, kept for retain,
+	// atomically and only while this Locker holds the lock: it reports false
+	// with a nil error, and stores nothing, when the hold was lost. A
+	// Watch of the hold ends with ErrReleased first. After an error the
+	// record may or may not be stored; the hold ends at its expiry at the
+	// latest.
+	RecordCtx(ctx context.Context, record []byte, retain time.Duration) (bool, error)
+}

@@ -26,8 +26,16 @@ var (
 	renewSource string
 	renewScript = newScript(renewSource)
 
+	//go:embed acquireread.lua
+	acquireReadSource string
+	acquireReadScript = newScript(acquireReadSource)
+
+	//go:embed record.lua
+	recordSource string
+	recordScript = newScript(recordSource)
+
 	// allScripts lets the go-zero adapter find a script by its digest.
-	allScripts = []*script{acquireScript, releaseScript, fenceScript, renewScript}
+	allScripts = []*script{acquireScript, releaseScript, fenceScript, renewScript, acquireReadScript, recordScript}
 )
 
 // script is a Lua script with its SHA1 digest, computed once.

@@ -30,6 +30,14 @@ const (
 	BadRequest Outcome = "bad_request"
 	StoreError Outcome = "store_error"
 	FailedOpen Outcome = "fail_open"
+	// Stored: in replay mode, the key holds a completed request's result
+	// (Result.Record). The transport decodes it and counts Replayed,
+	// Mismatch or Rejected.
+	Stored Outcome = "stored"
+	// Replayed: a retry got the stored result; the handler did not run.
+	Replayed Outcome = "replayed"
+	// Mismatch: the key's stored result belongs to another request.
+	Mismatch Outcome = "mismatch"
 )
 
 // Guard takes request locks from a backend.
@@ -42,7 +50,10 @@ type Guard struct {
 	Renew bool
 	// Fence mints a fencing token per acquisition and puts it in the
 	// handler's context (zerolock.FenceFromContext).
-	Fence   bool
+	Fence bool
+	// Replay says that some rule is in replay mode, whose locks must be
+	// zerolock.Recorders (Check).
+	Replay  bool
 	Metrics *Metrics
 }
 
@@ -59,13 +70,24 @@ type Result struct {
 	RetryAfter time.Duration
 	// Err is the store's error when Outcome is StoreError or FailedOpen.
 	Err error
+	// Record is the stored result when Outcome is Stored.
+	Record []byte
 }
 
 // Acquire tries once to take key under policy. label names the route or
 // method in metrics and logs; logs carry a digest of the key, never values.
 func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) Result {
 	lock := g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire, Fencing: g.Fence})
-	ok, err := lock.AcquireCtx(ctx)
+	var (
+		ok     bool
+		err    error
+		record []byte
+	)
+	if rec, isRecorder := lock.(zerolock.Recorder); policy.Replay && isRecorder {
+		ok, record, err = rec.AcquireOrReadCtx(ctx)
+	} else {
+		ok, err = lock.AcquireCtx(ctx)
+	}
 	var res Result
 	switch {
 	case err != nil && ctxdone.Err(ctx) != nil:
@@ -82,10 +104,12 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 		res = Result{Outcome: StoreError, Err: err}
 		logx.WithContext(ctx).Errorf("zerolock: lock store failed for %s (key …%s): %v",
 			label, keyspec.Digest(key), err)
+	case record != nil:
+		return Result{Outcome: Stored, Record: record} // counted by the transport
 	case !ok:
 		res = Result{Outcome: Rejected, RetryAfter: retryAfter(ctx, lock, policy.Expire)}
 	default:
-		res = Result{Outcome: Acquired, Ctx: ctx, Lease: &Lease{lock: lock, key: key, label: label, start: time.Now(), expire: policy.Expire, metrics: g.Metrics}}
+		res = Result{Outcome: Acquired, Ctx: ctx, Lease: &Lease{lock: lock, key: key, label: label, start: time.Now(), expire: policy.Expire, retain: policy.Retain, metrics: g.Metrics}}
 		if w, ok := lock.(zerolock.Watcher); ok && g.Renew && !policy.Window {
 			res.Ctx = w.Watch(ctx)
 		}
@@ -108,6 +132,10 @@ func (g *Guard) Check() error {
 	lock := g.Backend.NewLocker("zerolock:check", zerolock.LockerOptions{Expiry: time.Second, Fencing: g.Fence})
 	if _, ok := lock.(zerolock.Watcher); g.Renew && !ok {
 		return fmt.Errorf("%w: Renew needs a lock backend that can renew (%T cannot)", ErrBadPolicy, lock)
+	}
+	if _, ok := lock.(zerolock.Recorder); g.Replay && !ok {
+		return fmt.Errorf("%w: replay mode needs a lock backend that can store a result in place of its lock "+
+			"(%T cannot: Redlock, etcd and ZooKeeper locks cannot); use a Redis store, or inflight or window mode", ErrBadPolicy, lock)
 	}
 	if _, ok := lock.(zerolock.Fencer); g.Fence && !ok {
 		return fmt.Errorf("%w: Fence needs a lock backend that mints fencing tokens (%T cannot)", ErrBadPolicy, lock)
@@ -140,7 +168,29 @@ type Lease struct {
 	label   string
 	start   time.Time
 	expire  time.Duration // the lock's expiry: a release slower than it is moot
+	retain  time.Duration // replay mode: how long Record keeps the result
 	metrics *Metrics
+}
+
+// Record stores a completed request's result in place of the lock, for
+// the policy's Retain, so that retries get it (replay mode). It reports
+// false when the lock was lost first, so nothing was stored (logged), and
+// works on a context not cancelled with the request's, as release does.
+// Call it, or End, once.
+func (l *Lease) Record(ctx context.Context, record []byte) bool {
+	l.metrics.observeHold(l.label, time.Since(l.start))
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.expire)
+	defer cancel()
+	ok, err := l.lock.(zerolock.Recorder).RecordCtx(rctx, record, l.retain)
+	switch {
+	case err != nil:
+		logx.WithContext(ctx).Errorf("zerolock: store the result of %s (key …%s): %v",
+			l.label, keyspec.Digest(l.key), err)
+	case !ok:
+		logx.WithContext(ctx).Errorf("zerolock: the lock of %s (key …%s) was lost before its result was stored: "+
+			"a retry will run again; the lock's expiry is shorter than the handler", l.label, keyspec.Digest(l.key))
+	}
+	return ok && err == nil
 }
 
 // End records how long the handler held the lock and releases it unless

@@ -10,7 +10,11 @@ import (
 const (
 	ModeInflight = "inflight"
 	ModeWindow   = "window"
+	ModeReplay   = "replay"
 )
+
+// DefaultRetain is how long replay mode keeps a completed result.
+const DefaultRetain = 24 * time.Hour
 
 // ErrBadPolicy is wrapped by ResolvePolicy's errors.
 var ErrBadPolicy = errors.New("guard: bad lock policy")
@@ -21,6 +25,11 @@ type Policy struct {
 	// Window keeps the lock until Expire unless the handler failed;
 	// otherwise it is released when the handler returns.
 	Window bool
+	// Replay stores the handler's result in place of the lock, for Retain,
+	// and hands it to retries (Lease.Record); a failure releases the lock.
+	Replay bool
+	// Retain is how long a replay result is kept; the transports set it.
+	Retain time.Duration
 }
 
 // ResolvePolicy applies a rule's overrides (zero for none) to the
@@ -40,8 +49,10 @@ func ResolvePolicy(expire time.Duration, mode string, ruleExpire time.Duration, 
 		return Policy{Expire: expire}, nil
 	case ModeWindow:
 		return Policy{Expire: expire, Window: true}, nil
+	case ModeReplay:
+		return Policy{Expire: expire, Replay: true, Retain: DefaultRetain}, nil
 	}
-	return Policy{}, fmt.Errorf("%w: unknown mode %q (inflight or window)", ErrBadPolicy, mode)
+	return Policy{}, fmt.Errorf("%w: unknown mode %q (inflight, window or replay)", ErrBadPolicy, mode)
 }
 
 // KeepAfter reports whether the lock stays held after the handler ended:

@@ -1,0 +1,107 @@
+package redislock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock"
+)
+
+// recordPrefix starts every record a RedisLock stores in its key, and no
+// token: tokens are base32 text.
+const recordPrefix = "\x00zerolock-record:"
+
+// ErrInvalidRetain is returned by RecordCtx for a retention under 1 ms.
+var ErrInvalidRetain = errors.New("redislock: retain must be at least 1ms")
+
+// AcquireOrReadCtx is AcquireCtx that also reads a record RecordCtx stored
+// in the key: it returns the record, acquiring nothing, when there is one.
+// It runs a script (acquireread.lua) every time, where AcquireCtx mostly
+// sends SET NX: the two answers must come from one look at the key. It
+// mints no fencing token. It returns the errors AcquireCtx does.
+func (rl *RedisLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, error) {
+	px, err := rl.px()
+	if err != nil {
+		return false, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, nil, rl.wrap(ctx, "acquire", err)
+	}
+	sent := time.Now()
+	_, seen := rl.state.beginAcquire()
+	cmd, err := within(ctx, rl.guard, func() *redis.Cmd {
+		return acquireReadScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
+	})
+	var reply any
+	if err == nil {
+		reply, err = cmd.Result()
+	}
+	ok := err == nil && reply == "OK"
+	rl.state.endAcquire(seen, ok || err != nil)
+	if err != nil {
+		return false, nil, rl.wrap(ctx, "acquire", err)
+	}
+	switch reply := reply.(type) {
+	case string:
+		if ok {
+			rl.noteAcquired(sent)
+			return true, nil, nil
+		}
+	case int64:
+		return false, nil, nil
+	case []any:
+		if len(reply) == 1 {
+			if v, isText := reply[0].(string); isText && len(v) >= len(recordPrefix) {
+				return false, []byte(v[len(recordPrefix):]), nil
+			}
+		}
+	}
+	return false, nil, rl.wrap(ctx, "acquire", fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
+}
+
+// RecordCtx replaces the lock's hold by record, which the key then keeps
+// for retain, atomically and only while this instance holds the lock
+// (record.lua): a holder that lost its lock stores nothing and gets false
+// with a nil error. A running Watch ends first, with zerolock.ErrReleased.
+// It returns ErrInvalidRetain for a retention under 1 ms, and a wrapped
+// store error when Redis cannot answer, after which the record may or may
+// not be stored.
+func (rl *RedisLock) RecordCtx(ctx context.Context, record []byte, retain time.Duration) (bool, error) {
+	rl.stopWatchdog(ctx, zerolock.ErrReleased)
+	ms := (retain + time.Millisecond - 1) / time.Millisecond
+	if ms < 1 {
+		return false, ErrInvalidRetain
+	}
+	if err := ctx.Err(); err != nil {
+		return false, rl.wrap(ctx, "record", err)
+	}
+	value := make([]byte, 0, len(recordPrefix)+len(record))
+	value = append(append(value, recordPrefix...), record...)
+	seen := rl.state.beginRelease()
+	cmd, err := within(ctx, rl.guard, func() *redis.Cmd {
+		return recordScript.run(ctx, rl.store, rl.keys, rl.token, value, int64(ms))
+	})
+	var reply any
+	if err == nil {
+		reply, err = cmd.Result()
+	}
+	if err != nil {
+		return false, rl.wrap(ctx, "record", err)
+	}
+	if rl.state.endRelease(seen) {
+		rl.mu.Lock()
+		rl.acquiredAt = time.Time{}
+		rl.mu.Unlock()
+	}
+	n, ok := reply.(int64)
+	if !ok {
+		return false, rl.wrap(ctx, "record", fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
+	}
+	return n == 1, nil
+}
+
+var _ zerolock.Recorder = (*RedisLock)(nil)
