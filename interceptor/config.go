@@ -14,6 +14,12 @@ const (
 	// arrive after the first call ended, unless the method failed with
 	// Internal, Unknown, Unavailable or DeadlineExceeded, or panicked.
 	ModeWindow = guard.ModeWindow
+	// ModeReplay stores the first call's result in place of the lock, for
+	// Retain, and answers a retry of a completed call with that result: the
+	// same response message, or the same status for an error the method
+	// returned, without running the method. A retry while the first call
+	// runs is Aborted, as in inflight mode.
+	ModeReplay = guard.ModeReplay
 )
 
 // Defaults of LockConf, as its conf tags declare them.
@@ -22,6 +28,9 @@ const (
 	DefaultPrefix = "zerolock"
 	// DefaultExpire is the lock's lifetime.
 	DefaultExpire = 5 * time.Second
+	// DefaultRetain is how long replay mode keeps a completed call's
+	// result.
+	DefaultRetain = guard.DefaultRetain
 )
 
 // LockConf configures the interceptor. It is loaded with go-zero's conf
@@ -32,8 +41,12 @@ type LockConf struct {
 	Prefix string `json:",default=zerolock"`
 	// Expire is the lock's lifetime in Redis.
 	Expire time.Duration `json:",default=5s"`
-	// Mode is inflight or window.
-	Mode string `json:",default=inflight,options=inflight|window"`
+	// Mode is inflight, window or replay.
+	Mode string `json:",default=inflight,options=inflight|window|replay"`
+	// Retain is how long replay mode keeps a completed call's result and
+	// hands it to retries. Every result kept costs Redis memory for that
+	// long.
+	Retain time.Duration `json:",default=24h"`
 	// FailOpen lets calls through, logged, when Redis cannot be reached.
 	// By default they fail with codes.Unavailable.
 	FailOpen bool `json:",optional"`
@@ -42,7 +55,8 @@ type LockConf struct {
 	// cancelled when the lock is lost. It cannot be combined with window mode.
 	Renew bool `json:",optional"`
 	// Fence mints a fencing token per acquisition, which the method reads
-	// with zerolock.FenceFromContext.
+	// with zerolock.FenceFromContext. It cannot be combined with replay
+	// mode, whose acquisition mints no token.
 	Fence bool `json:",optional"`
 	// Rules say which methods are locked and on which values. A method
 	// without a rule passes through untouched.
@@ -58,7 +72,16 @@ type LockRule struct {
 	// Expire overrides LockConf.Expire for this method.
 	Expire time.Duration `json:",optional"`
 	// Mode overrides LockConf.Mode for this method.
-	Mode string `json:",optional,options=inflight|window"`
+	Mode string `json:",optional,options=inflight|window|replay"`
+	// Retain overrides LockConf.Retain for this method, in replay mode.
+	Retain time.Duration `json:",optional"`
+	// Fingerprint lists the key specs whose values must be the same for a
+	// retry to count as the same call, in replay mode: a retry under the
+	// same key with other values is refused with codes.InvalidArgument.
+	// They are read as Keys are, and a missing one is refused the same way.
+	// Empty, the fingerprint is the whole request message in its canonical
+	// form (unknown fields ignored at every level).
+	Fingerprint []string `json:",optional"`
 	// SkipMethodCheck accepts a Method that no service linked into the
 	// binary declares, for methods served by code registered at run time,
 	// such as a dynamicpb service or a proxy; its field paths are then

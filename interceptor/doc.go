@@ -2,7 +2,8 @@
 // the same request once: a client retry, a gateway replay or two consumers
 // of one message that arrive while the first is being handled get
 // codes.Aborted with a google.rpc.RetryInfo detail, and never reach the
-// method.
+// method. In replay mode a retry of a completed call gets the first call's
+// result (see Replay).
 //
 // Rules name a full method and the request fields that identify a call:
 //
@@ -50,6 +51,46 @@
 // method's first call, which fails with codes.Internal naming the rule if
 // one is wrong. CheckServed, run once the services are registered, also
 // catches a method that is linked but that this server does not serve.
+//
+// # Replay
+//
+// In replay mode (Mode: replay, on the conf or a rule) a retry of a
+// completed call gets the first call's result instead of running the
+// method again, which is what a client that lost the first answer needs:
+//
+//	Lock:
+//	  Rules:
+//	    - Method: /payments.Payments/Pay
+//	      Mode: replay
+//	      Keys: [field:order.id, metadata:x-user-id]
+//	      Retain: 24h                  # the default
+//	      Fingerprint: [field:amount]  # optional
+//
+// The first call runs, and its result is stored in place of its lock
+// before the answer goes out: the response message, or the code, message
+// and details of the error the method returned. A retry while it runs is
+// Aborted, as in inflight mode. A retry after it, for Retain, gets the same
+// message or the same status, with header metadata idempotent-replayed:
+// true (ReplayedHeader), and the method does not run. A call with the same
+// key but another request is refused with codes.InvalidArgument, and the
+// stored result is kept. The request is the whole request message in its
+// canonical form (as a message key is hashed, see below), or, with
+// Fingerprint, those specs' values, read as keys are.
+//
+// Internal, Unknown, Unavailable, DeadlineExceeded and Canceled answers and
+// panics are not stored, so the retry runs again; every other answer is,
+// even when the client left before it came. A result over 4 MiB is not
+// stored and its retries are Aborted until Retain passes (logged). A
+// stored result that this binary cannot read (another format, a response
+// type it does not link) is answered with codes.Internal and logged, never
+// replayed wrongly; the response types of a replayed method must be
+// linked, as generated code links them.
+//
+// Results live in Redis, so they survive a restart, on node, Sentinel and
+// Cluster stores; each costs Redis memory for Retain. Replay mode needs a
+// backend that can store a result in place of its lock: Redlock, etcd and
+// ZooKeeper backends are refused at start-up, and so is Fence, since the
+// acquisition that also reads a stored result mints no fencing token.
 //
 // # What a key hashes
 //

@@ -16,7 +16,8 @@ import (
 func keyFor(t *testing.T, ru *rule, req *testpb.PayRequest) (string, error) {
 	t.Helper()
 	l := &locker{prefix: "zerolock"}
-	return l.lockKey(context.Background(), ru, req)
+	key, _, err := l.callKey(context.Background(), ru, req)
+	return key, err
 }
 
 func mustRule(t testing.TB, keys ...string) *rule {
@@ -155,7 +156,7 @@ func TestLazyCompile(t *testing.T) {
 			t.Fatalf("call %d with a wrong lazy path: %v, want Internal naming it", i, err)
 		}
 	}
-	if _, err := good.fieldsFor((&testpb.PayReply{}).ProtoReflect().Descriptor()); !errors.Is(err, ErrBadConfig) {
+	if _, _, err := good.fieldsFor((&testpb.PayReply{}).ProtoReflect().Descriptor()); !errors.Is(err, ErrBadConfig) {
 		t.Fatalf("a request of another type after compilation: %v, want ErrBadConfig", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/guard"
 	"github.com/zerolock/zerolock/internal/keyspec"
+	"github.com/zerolock/zerolock/internal/replay"
 	"github.com/zerolock/zerolock/redislock"
 )
 
@@ -66,10 +67,12 @@ func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.Un
 // UnaryServerInterceptorWithBackend is UnaryServerInterceptor for any lock
 // backend: redislock.RedLockBackend over independent masters, or a lock on
 // another service. Renew and Fence are refused when its locks cannot renew
-// or fence.
+// or fence, and replay mode when they cannot store a result
+// (zerolock.Recorder): Redlock, etcd and ZooKeeper locks cannot.
 func UnaryServerInterceptorWithBackend(c LockConf, backend zerolock.Backend) (grpc.UnaryServerInterceptor, error) {
 	c = withDefaults(c)
 	rules := make(map[string]*rule, len(c.Rules))
+	anyReplay := false
 	for _, r := range c.Rules {
 		ru, err := compileRule(c, r)
 		if err != nil {
@@ -79,12 +82,17 @@ func UnaryServerInterceptorWithBackend(c LockConf, backend zerolock.Backend) (gr
 			return nil, fmt.Errorf("%w: rule %s: Renew keeps inflight locks alive and cannot be used in window mode",
 				ErrBadConfig, ru.method)
 		}
+		if c.Fence && ru.policy.Replay {
+			return nil, fmt.Errorf("%w: rule %s: Fence cannot be used in replay mode: its acquisition, which also "+
+				"reads a stored result, mints no fencing token; use inflight mode for a fenced method", ErrBadConfig, ru.method)
+		}
 		if _, dup := rules[ru.method]; dup {
 			return nil, fmt.Errorf("%w: two rules for %s", ErrBadConfig, ru.method)
 		}
 		rules[ru.method] = ru
+		anyReplay = anyReplay || ru.policy.Replay
 	}
-	g := &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics}
+	g := &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Replay: anyReplay, Metrics: metrics}
 	if err := g.Check(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
@@ -102,6 +110,9 @@ func withDefaults(c LockConf) LockConf {
 	if c.Mode == "" {
 		c.Mode = ModeInflight
 	}
+	if c.Retain == 0 {
+		c.Retain = DefaultRetain
+	}
 	return c
 }
 
@@ -117,7 +128,7 @@ func (l *locker) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	if !ok {
 		return handler(ctx, req)
 	}
-	key, err := l.lockKey(ctx, ru, req)
+	key, fingerprint, err := l.callKey(ctx, ru, req)
 	if err != nil {
 		l.guard.Count(ru.method, guard.BadRequest)
 		return nil, err
@@ -131,6 +142,11 @@ func (l *locker) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 		return nil, duplicate(res)
 	case guard.FailedOpen:
 		return handler(ctx, req)
+	case guard.Stored:
+		return l.replay(ctx, ru, key, fingerprint, res.Record)
+	}
+	if ru.policy.Replay {
+		return l.runAndRecord(ctx, ru, key, fingerprint, res, req, handler)
 	}
 
 	returned := false
@@ -163,29 +179,44 @@ func duplicate(res guard.Result) error {
 	return withInfo.Err()
 }
 
-// lockKey derives the rule's key from the call, or returns the status
-// error the call is answered with: InvalidArgument for a missing or
-// repeated value, Internal for a rule that does not fit the request.
-func (l *locker) lockKey(ctx context.Context, ru *rule, req any) (string, error) {
+// callKey derives the rule's key from the call, and in replay mode the
+// call's fingerprint, or returns the status error the call is answered
+// with: InvalidArgument for a missing or repeated value, Internal for a
+// rule that does not fit the request.
+func (l *locker) callKey(ctx context.Context, ru *rule, req any) (key string, fingerprint [replay.FingerprintSize]byte, err error) {
 	var (
-		msg    protoreflect.Message
-		fields map[int]*fieldPath
+		msg              protoreflect.Message
+		fields, fpFields map[int]*fieldPath
 	)
-	if ru.hasFields {
+	if ru.needsMessage() {
 		m, ok := req.(proto.Message)
 		if !ok {
-			return "", status.Errorf(codes.Internal, "zerolock: rule %s: request %T is not a protobuf message", ru.method, req)
+			return "", fingerprint, status.Errorf(codes.Internal, "zerolock: rule %s: request %T is not a protobuf message", ru.method, req)
 		}
 		msg = m.ProtoReflect()
-		var err error
-		if fields, err = ru.fieldsFor(msg.Descriptor()); err != nil {
+		if fields, fpFields, err = ru.fieldsFor(msg.Descriptor()); err != nil {
 			logx.WithContext(ctx).Errorf("zerolock: %v", err)
-			return "", status.Error(codes.Internal, err.Error())
+			return "", fingerprint, status.Error(codes.Internal, err.Error())
 		}
 	}
 
 	hs := keyspec.NewHasher()
-	for i, s := range ru.specs {
+	if err := addSpecs(ctx, hs, ru.specs, fields, msg); err != nil {
+		hs.Discard()
+		return "", fingerprint, err
+	}
+	key = hs.Key(l.prefix, "grpc", ru.method)
+	if ru.policy.Replay {
+		fingerprint, err = callFingerprint(ctx, ru, fpFields, msg)
+	}
+	return key, fingerprint, err
+}
+
+// addSpecs adds the values of specs, read from the call, to hs. fields
+// are the compiled paths of its field: specs, msg the request.
+func addSpecs(ctx context.Context, hs *keyspec.Hasher, specs []keyspec.Spec, fields map[int]*fieldPath,
+	msg protoreflect.Message) error {
+	for i, s := range specs {
 		var err error
 		switch s.Source {
 		case sourceField:
@@ -207,13 +238,13 @@ func (l *locker) lockKey(ctx context.Context, ru *rule, req any) (string, error)
 			}
 		}
 		if err == errMissing {
-			return "", status.Errorf(codes.InvalidArgument, "zerolock: missing required %s", s.Raw)
+			return status.Errorf(codes.InvalidArgument, "zerolock: missing required %s", s.Raw)
 		}
 		if err != nil {
-			return "", status.Errorf(codes.InvalidArgument, "zerolock: invalid %s: %v", s.Raw, err)
+			return status.Errorf(codes.InvalidArgument, "zerolock: invalid %s: %v", s.Raw, err)
 		}
 	}
-	return hs.Key(l.prefix, "grpc", ru.method), nil
+	return nil
 }
 
 // errAmbiguous marks metadata given more than once.

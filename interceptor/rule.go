@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -17,7 +18,9 @@ import (
 // an unknown key source, a malformed spec or method name, a method that no
 // linked service declares (see LockRule.SkipMethodCheck) or that the
 // server does not serve (see CheckServed), a field path that the method's
-// request message does not have.
+// request message does not have, Fence in replay mode, a replay backend
+// that cannot store results, Retain or Fingerprint on a rule that is not
+// in replay mode.
 var ErrBadConfig = errors.New("interceptor: bad lock configuration")
 
 // The key sources of a gRPC call.
@@ -42,12 +45,22 @@ type rule struct {
 	policy    guard.Policy
 	hasFields bool
 
-	// fields are the compiled field: paths, by spec index. They are
-	// compiled at start-up when the method's descriptor is registered,
-	// otherwise from the first request's descriptor.
+	// In replay mode: the Fingerprint specs (none for the whole request
+	// message), and the response type when the method is linked, so that
+	// a stored result of another type is never replayed.
+	fingerprint []keyspec.Spec
+	fpWhole     bool // the fingerprint is the whole request message
+	fpHasFields bool
+	output      protoreflect.FullName
+
+	// fields and fpFields are the compiled field: paths of specs and
+	// fingerprint, by spec index. They are compiled at start-up when the
+	// method's descriptor is registered, otherwise from the first
+	// request's descriptor.
 	once      sync.Once
 	input     protoreflect.MessageDescriptor
 	fields    map[int]*fieldPath
+	fpFields  map[int]*fieldPath
 	fieldsErr error
 }
 
@@ -59,7 +72,7 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 	if !ok {
 		return nil, bad("method must be /package.Service/Method")
 	}
-	specs, err := keyspec.ParseAll(r.Keys, grpcSources)
+	specs, err := parseSpecs(r.Keys)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
@@ -67,21 +80,22 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 	for _, s := range specs {
 		hasFields = hasFields || s.Source == sourceField
 		perCaller = perCaller || s.Source == sourceMetadata || s.Source == sourceCtx || s.Source == sourcePeer
-		if s.Source == sourceMetadata && s.Name != strings.ToLower(s.Name) {
-			return nil, bad("metadata key %q must be lower case, as gRPC sends it", s.Name)
-		}
 	}
 	policy, err := guard.ResolvePolicy(c.Expire, c.Mode, r.Expire, r.Mode)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
 	ru := &rule{method: r.Method, specs: specs, policy: policy, hasFields: hasFields}
+	if err := ru.compileReplay(c, r); err != nil {
+		return nil, bad("%v", err)
+	}
 	md, err := linkedMethod(service, method)
 	switch {
 	case err == nil:
 		if err := ru.compileFields(md.Input()); err != nil {
 			return nil, bad("%v", err)
 		}
+		ru.output = md.Output().FullName()
 		ru.once.Do(func() {})
 	case !r.SkipMethodCheck || errors.Is(err, errStreaming):
 		// A streaming method is linked and known: SkipMethodCheck, for
@@ -92,6 +106,51 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 		warnShared(r.Method)
 	}
 	return ru, nil
+}
+
+// parseSpecs parses a rule's Keys or Fingerprint.
+func parseSpecs(raws []string) ([]keyspec.Spec, error) {
+	specs, err := keyspec.ParseAll(raws, grpcSources)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range specs {
+		if s.Source == sourceMetadata && s.Name != strings.ToLower(s.Name) {
+			return nil, fmt.Errorf("metadata key %q must be lower case, as gRPC sends it", s.Name)
+		}
+	}
+	return specs, nil
+}
+
+// compileReplay sets the replay policy's Retain and parses Fingerprint.
+// Retain and Fingerprint on a rule that is not in replay mode are refused:
+// they would do nothing, silently.
+func (ru *rule) compileReplay(c LockConf, r LockRule) error {
+	if !ru.policy.Replay {
+		switch {
+		case r.Retain != 0:
+			return errors.New("Retain is for replay mode: set Mode: replay, or remove it")
+		case len(r.Fingerprint) > 0:
+			return errors.New("Fingerprint is for replay mode: set Mode: replay, or remove it")
+		}
+		return nil
+	}
+	ru.policy.Retain = c.Retain
+	if r.Retain != 0 {
+		ru.policy.Retain = r.Retain
+	}
+	if ru.policy.Retain < time.Millisecond {
+		return fmt.Errorf("Retain %v must be at least 1ms", ru.policy.Retain)
+	}
+	fingerprint, err := parseSpecs(r.Fingerprint)
+	if err != nil {
+		return fmt.Errorf("Fingerprint: %v", err)
+	}
+	ru.fingerprint, ru.fpWhole = fingerprint, len(fingerprint) == 0
+	for _, s := range fingerprint {
+		ru.fpHasFields = ru.fpHasFields || s.Source == sourceField
+	}
+	return nil
 }
 
 // warnShared logs a rule whose key has no per-caller part, at error level
@@ -116,35 +175,55 @@ func splitMethod(full string) (service, method string, ok bool) {
 }
 
 func (ru *rule) compileFields(md protoreflect.MessageDescriptor) error {
+	fields, err := compileSpecFields(md, ru.specs)
+	if err != nil {
+		return err
+	}
+	fpFields, err := compileSpecFields(md, ru.fingerprint)
+	if err != nil {
+		return fmt.Errorf("Fingerprint: %v", err)
+	}
+	ru.input, ru.fields, ru.fpFields = md, fields, fpFields
+	return nil
+}
+
+// compileSpecFields compiles the field: specs among specs, by index.
+func compileSpecFields(md protoreflect.MessageDescriptor, specs []keyspec.Spec) (map[int]*fieldPath, error) {
 	fields := make(map[int]*fieldPath)
-	for i, s := range ru.specs {
+	for i, s := range specs {
 		if s.Source != sourceField {
 			continue
 		}
 		fp, err := compileFieldPath(md, s)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		fields[i] = fp
 	}
-	ru.input, ru.fields = md, fields
-	return nil
+	return fields, nil
 }
 
-// fieldsFor returns the compiled paths for a request of descriptor md,
-// compiling them on the first call when start-up could not.
-func (ru *rule) fieldsFor(md protoreflect.MessageDescriptor) (map[int]*fieldPath, error) {
+// needsMessage reports whether the call's key or fingerprint reads the
+// request message.
+func (ru *rule) needsMessage() bool {
+	return ru.hasFields || ru.policy.Replay && (ru.fpWhole || ru.fpHasFields)
+}
+
+// fieldsFor returns the compiled paths of the keys and of the fingerprint
+// for a request of descriptor md, compiling them on the first call when
+// start-up could not.
+func (ru *rule) fieldsFor(md protoreflect.MessageDescriptor) (keys, fingerprint map[int]*fieldPath, err error) {
 	ru.once.Do(func() {
 		if err := ru.compileFields(md); err != nil {
 			ru.fieldsErr = fmt.Errorf("%w: rule %s: %v", ErrBadConfig, ru.method, err)
 		}
 	})
 	if ru.fieldsErr != nil {
-		return nil, ru.fieldsErr
+		return nil, nil, ru.fieldsErr
 	}
 	if ru.input != nil && ru.input.FullName() != md.FullName() {
-		return nil, fmt.Errorf("%w: rule %s: request is %s, the rule was checked against %s",
+		return nil, nil, fmt.Errorf("%w: rule %s: request is %s, the rule was checked against %s",
 			ErrBadConfig, ru.method, md.FullName(), ru.input.FullName())
 	}
-	return ru.fields, nil
+	return ru.fields, ru.fpFields, nil
 }
