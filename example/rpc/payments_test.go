@@ -4,12 +4,14 @@ import (
 	"context"
 	"net"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/zrpc"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -95,9 +97,13 @@ func checkService(t *testing.T, client payments.PaymentsClient) {
 	if paid, _ := payTwice(t, client, "bob", "o-2"); paid != 1 {
 		t.Fatalf("bob's payment: %d paid, want 1", paid)
 	}
-	resp, err := pay(client, "alice", "o-1")
-	if err != nil || resp.GetTimes() != 2 {
-		t.Fatalf("alice's later repeat: %v, %v; want it to run (times 2: the duplicate never ran)", resp, err)
+	// The rule is in replay mode: a retry after the payment completed gets
+	// its answer, and the payment does not run again.
+	var header metadata.MD
+	resp, err := client.Pay(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer alice"),
+		&payments.PayReq{Order: &payments.Order{Id: "o-1", Amount: 1}}, grpc.Header(&header))
+	if err != nil || resp.GetTimes() != 1 || strings.Join(header.Get("idempotent-replayed"), ",") != "true" {
+		t.Fatalf("alice's later retry: %v, %v, header %v; want the first payment replayed (times 1)", resp, err, header)
 	}
 	if _, err := pay(client, "", "o-3"); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("no authorization: %v, want Unauthenticated", err)

@@ -80,6 +80,17 @@ func main() {
 	if answers[0].err != nil {
 		os.Exit(1) // no call was paid: the service is down or refused both
 	}
+
+	// The client lost the paid call's answer (a timeout, a dropped
+	// connection) and retries: the service's replay rule answers with the
+	// first payment, which does not run again.
+	var header metadata.MD
+	resp, err := client.Pay(ctx, &payments.PayReq{Order: &payments.Order{Id: *order, Amount: 100}}, grpc.Header(&header))
+	retry := answer{resp, err}.String()
+	if replayed := header.Get("idempotent-replayed"); len(replayed) > 0 && replayed[0] == "true" {
+		retry += ", replayed"
+	}
+	fmt.Println("retry after a lost answer:", retry)
 }
 
 // answer is the outcome of one call.
