@@ -2,7 +2,6 @@ package interceptor
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 
 	"github.com/zeromicro/go-zero/core/logx"
@@ -45,9 +44,7 @@ func callFingerprint(ctx context.Context, ru *rule, fields map[int]*fieldPath,
 		hs.Discard()
 		return fingerprint, err
 	}
-	// Key without a namespace is the hex SHA-256 of what was added.
-	_, _ = hex.Decode(fingerprint[:], []byte(hs.Key()))
-	return fingerprint, nil
+	return hs.Sum(), nil
 }
 
 // runAndRecord runs the method under a replay-mode lease and keeps its

@@ -68,12 +68,19 @@ func (hs *Hasher) Discard() {
 	hasherPool.Put(hs)
 }
 
-// Key returns the namespace parts joined by ':' followed by the hex SHA-256
-// of the values added, and releases the Hasher.
-func (hs *Hasher) Key(namespace ...string) string {
+// Sum returns the SHA-256 of the values added, and releases the Hasher.
+// Replay mode fingerprints requests with it.
+func (hs *Hasher) Sum() [sha256.Size]byte {
 	var sum [sha256.Size]byte
 	hs.h.Sum(sum[:0])
 	hs.Discard()
+	return sum
+}
+
+// Key returns the namespace parts joined by ':' followed by the hex SHA-256
+// of the values added, and releases the Hasher.
+func (hs *Hasher) Key(namespace ...string) string {
+	sum := hs.Sum()
 
 	var b strings.Builder
 	n := hex.EncodedLen(len(sum))
