@@ -21,6 +21,13 @@ const (
 	// 2xx or 3xx to a client that left keeps the window: the operation
 	// happened, and the retry is the repeat a window exists to refuse.
 	ModeWindow = guard.ModeWindow
+	// ModeReplay stores the first response for a key in place of its lock,
+	// for Retain, and answers every later retry with it (Idempotent-Replayed:
+	// true) instead of running the handler again; a retry with another
+	// request under the same key is refused with 422. A 5xx or a panic
+	// stores nothing and frees the key, so the retry runs again. See the
+	// package doc.
+	ModeReplay = guard.ModeReplay
 )
 
 // Defaults of LockConf, as its conf tags declare them.
@@ -31,6 +38,10 @@ const (
 	DefaultExpire = 5 * time.Second
 	// DefaultMaxBodyBytes bounds the body read for json:, form: and body keys.
 	DefaultMaxBodyBytes = 1 << 20
+	// DefaultRetain is how long replay mode keeps a completed response.
+	DefaultRetain = guard.DefaultRetain
+	// DefaultMaxResponseBytes bounds the body replay mode keeps.
+	DefaultMaxResponseBytes = 1 << 20
 )
 
 // LockConf configures a LockMiddleware. It is loaded with go-zero's conf
@@ -41,8 +52,8 @@ type LockConf struct {
 	// Expire is the lock's lifetime in Redis: the window in window mode, the
 	// safety net that frees a crashed handler's lock in inflight mode.
 	Expire time.Duration `json:",default=5s"`
-	// Mode is inflight or window.
-	Mode string `json:",default=inflight,options=inflight|window"`
+	// Mode is inflight, window or replay.
+	Mode string `json:",default=inflight,options=inflight|window|replay"`
 	// FailOpen lets requests through, logged, when Redis cannot be reached.
 	// By default they are refused with 503.
 	FailOpen bool `json:",optional"`
@@ -52,12 +63,23 @@ type LockConf struct {
 	// Renew keeps an inflight lock alive while a slow handler runs, renewing
 	// it every third of Expire, and gives the handler a context that is
 	// cancelled when the lock is lost, so its database calls stop too. It
-	// cannot be combined with window mode.
+	// cannot be combined with window mode. In replay mode the renewal stops
+	// when the response is stored.
 	Renew bool `json:",optional"`
 	// Fence mints a fencing token per acquisition, which the handler reads
 	// with zerolock.FenceFromContext and hands to storage that rejects
-	// writes older than the last it saw.
+	// writes older than the last it saw. It cannot be combined with replay
+	// mode, whose locks are taken by a script that also reads a stored
+	// response and mints no token.
 	Fence bool `json:",optional"`
+	// Retain is how long replay mode keeps a completed response and
+	// replays it to retries (and refuses the retries of one it could not
+	// keep). Each kept response costs Redis memory for that long.
+	Retain time.Duration `json:",default=24h"`
+	// MaxResponseBytes bounds the response body replay mode keeps. A larger
+	// response still reaches its client in full, but is not kept: its
+	// retries are refused until Retain passes (logged).
+	MaxResponseBytes int64 `json:",default=1048576"`
 	// RejectCode is the status of a refused duplicate; it must be a 4xx.
 	RejectCode int `json:",default=409"`
 	// TrustedProxyHops is the number of proxies in front of the service
@@ -86,7 +108,18 @@ type LockRule struct {
 	// Expire overrides LockConf.Expire for this route.
 	Expire time.Duration `json:",optional"`
 	// Mode overrides LockConf.Mode for this route.
-	Mode string `json:",optional,options=inflight|window"`
+	Mode string `json:",optional,options=inflight|window|replay"`
+	// Retain overrides LockConf.Retain for this route (replay mode only).
+	Retain time.Duration `json:",optional"`
+	// MaxResponseBytes overrides LockConf.MaxResponseBytes for this route
+	// (replay mode only).
+	MaxResponseBytes int64 `json:",optional"`
+	// Fingerprint lists the key specs whose values must be equal for a
+	// retry to count as the same request (replay mode only). Without it the
+	// fingerprint is the method, the route and its path variables, the
+	// query, and the body: canonical JSON for application/json, the sorted
+	// fields for forms, the bytes otherwise.
+	Fingerprint []string `json:",optional"`
 	// SkipRouteCheck leaves the rule out of CheckRoutes, for a route that
 	// is registered after the check runs.
 	SkipRouteCheck bool `json:",optional"`

@@ -1,7 +1,9 @@
 // Package middleware is a go-zero REST middleware that blocks duplicate
 // submissions ("anti-double-click"): requests that carry the same key
 // fields as one already being handled are refused with 409 and a
-// Retry-After header, and never reach the handler.
+// Retry-After header, and never reach the handler. In replay mode it also
+// answers the retries of a completed request with its stored response
+// (idempotency keys).
 //
 // Rules live in YAML next to the rest of a go-zero service's configuration:
 //
@@ -81,4 +83,59 @@
 // method and route pattern, as go-zero's router does, and lets through a
 // request that the router served from another route (a static
 // /orders/batch beside a rule for /orders/:id).
+//
+// # Modes
+//
+// Mode (per LockConf, or per rule) says what a duplicate gets:
+//
+//	           concurrent duplicate   retry after completion       same key, other request
+//	inflight   409 + Retry-After      runs again                   (a different key)
+//	window     409 + Retry-After      409 until Expire passes      (a different key)
+//	replay     409 + Retry-After      the first response, replayed 422 idempotency_key_reused
+//
+// # Replay: idempotency keys
+//
+// In replay mode a rule keyed on the client's idempotency key
+// (Keys: [header:Idempotency-Key, claim:userId]) keeps the first response
+// for Retain (24h) and hands it to every retry, so a client that lost the
+// response of a payment gets that payment, not a second one:
+//
+//	Lock:
+//	  Rules:
+//	    - Method: POST
+//	      Path: /payments
+//	      Keys: [header:Idempotency-Key, claim:userId]
+//	      Mode: replay
+//
+// The handler's response is held, not written, until it returns; it is
+// then stored in Redis in place of the lock (only while this request still
+// holds it) before the client sees it, so a retry sent the moment the
+// answer arrives is replayed. A retry gets the same status, the same body
+// bytes and the headers the handler set, except Set-Cookie and the
+// hop-by-hop ones, plus Idempotent-Replayed: true; the handler does not
+// run. A 5xx or a panic is not kept: the key is freed and the retry runs
+// again. A 2xx or 3xx is kept even when the client left or go-zero's
+// timeout answered 503 meanwhile: the work happened, and the retry gets
+// its real result. A 4xx is kept while the request was live; once its
+// context ended a 4xx is most often the handler reporting the
+// cancellation, and the retry runs again.
+//
+// A retry is the same request when its fingerprint matches: by default the
+// method, the route and its path variables, the query, and the body
+// (canonical JSON, form fields sorted, other bodies byte for byte; so the
+// body is read, up to MaxBodyBytes, on every replay route). A rule's
+// Fingerprint lists specs, read as keys are, to compare only those values.
+// Another request under the same key is refused with 422 (ErrKeyReused),
+// and the stored response is left as it is.
+//
+// A response body over MaxResponseBytes (1 MiB), or one the handler
+// flushed (streamed), reaches its client as written but is not kept: its
+// retries are refused with RejectCode until Retain passes, and that is
+// logged at error level. A stored value that cannot be read is answered
+// 500 stored_result_unreadable and logged. Replay needs a backend that can
+// keep a result in place of its lock: the Redis ones (node, Sentinel,
+// Cluster); Redlock, etcd and ZooKeeper are refused at start-up, and so is
+// Fence with replay mode. Renew may be used. A kept response costs Redis
+// memory for Retain: about 900 bytes (MEMORY USAGE) for a 1 KiB JSON
+// answer, which is compressed, and 360 for a 100-byte one.
 package middleware

@@ -27,6 +27,15 @@ var (
 	// ErrLockUnavailable is the reason of a 503 when Redis cannot be
 	// reached and FailOpen is off.
 	ErrLockUnavailable = errors.New("middleware: lock store unavailable")
+	// ErrKeyReused is the reason of a 422 in replay mode: the key holds the
+	// result of a request with another fingerprint (another body, query or
+	// path), which is left untouched.
+	ErrKeyReused = errors.New("middleware: the idempotency key was reused with a different request")
+	// ErrStoredResultUnreadable is the reason of a 500 in replay mode: the
+	// key holds a value that is not a result this version can replay
+	// (corrupt, foreign, or of a later format). It is logged, and kept
+	// until its Retain passes.
+	ErrStoredResultUnreadable = errors.New("middleware: the stored result cannot be read")
 )
 
 // Error is the error a refused request is answered with, through

@@ -28,22 +28,45 @@ type request struct {
 // lockKey derives the rule's lock key from r, reading (and restoring) the
 // body when a key needs it.
 func lockKey(prefix string, ru *rule, r *http.Request, limit int64) (string, *Error) {
+	req, err := readRequest(ru, r, limit)
+	if err != nil {
+		return "", err
+	}
+	return req.key(prefix, ru)
+}
+
+// readRequest prepares r for reading the rule's keys and fingerprint,
+// reading (and restoring) the body when they need it.
+func readRequest(ru *rule, r *http.Request, limit int64) (*request, *Error) {
 	req := &request{r: r, limit: limit, proxyHops: ru.proxyHops}
 	if ru.needsBody || (ru.needsForm && isFormBody(r)) {
 		body, err := readBody(r, limit)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		req.body = body
 	}
+	return req, nil
+}
+
+// key is the rule's lock key for the request.
+func (req *request) key(prefix string, ru *rule) (string, *Error) {
 	hs := keyspec.NewHasher()
-	for _, s := range ru.specs {
-		if err := req.add(hs, s); err != nil {
-			hs.Discard()
-			return "", err
-		}
+	if err := req.addAll(hs, ru.specs); err != nil {
+		return "", err
 	}
 	return hs.Key(prefix, "http", ru.method, ru.path), nil
+}
+
+// addAll adds the value of each spec, in order; on an error it discards hs.
+func (req *request) addAll(hs *keyspec.Hasher, specs []keyspec.Spec) *Error {
+	for _, s := range specs {
+		if err := req.add(hs, s); err != nil {
+			hs.Discard()
+			return err
+		}
+	}
+	return nil
 }
 
 func (req *request) add(hs *keyspec.Hasher, s keyspec.Spec) *Error {

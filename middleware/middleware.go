@@ -20,6 +20,7 @@ import (
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/internal/guard"
+	"github.com/zerolock/zerolock/internal/replay"
 	"github.com/zerolock/zerolock/redislock"
 )
 
@@ -37,9 +38,10 @@ var metrics = guard.NewMetrics("http", "route")
 // NewLockMiddleware validates c and returns a middleware that locks in
 // store. Every problem in c (an unknown key source, a malformed spec, a
 // path key that names no variable of the route, an unknown mode, a
-// non-4xx RejectCode, two rules for one route) is an error wrapping
-// ErrBadConfig here, at start-up, rather than a 500 later. Zero fields of
-// a LockConf built in code take the defaults its conf tags declare.
+// non-4xx RejectCode, two rules for one route, a malformed Fingerprint
+// spec, Fence in replay mode) is an error wrapping ErrBadConfig here, at
+// start-up, rather than a 500 later. Zero fields of a LockConf built in
+// code take the defaults its conf tags declare.
 //
 // It also runs redislock.CheckGoZeroStore: a store whose server rejects the
 // CLIENT SETINFO that go-zero sends on new connections is refused with an
@@ -75,7 +77,10 @@ func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddlew
 
 // NewLockMiddlewareWithBackend is NewLockMiddleware for any lock backend:
 // redislock.RedLockBackend over independent masters, or a lock on another
-// service. Renew and Fence are refused when its locks cannot renew or fence.
+// service. Renew and Fence are refused when its locks cannot renew or
+// fence, and replay mode when they cannot store a result in place of the
+// lock (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), all
+// with errors wrapping ErrBadConfig.
 func NewLockMiddlewareWithBackend(c LockConf, backend zerolock.Backend) (*LockMiddleware, error) {
 	c = withDefaults(c)
 	if err := validateConf(c); err != nil {
@@ -94,6 +99,7 @@ func NewLockMiddlewareWithBackend(c LockConf, backend zerolock.Backend) (*LockMi
 		if err != nil {
 			return nil, err
 		}
+		m.guard.Replay = m.guard.Replay || ru.policy.Replay
 		tree, ok := m.trees[ru.method]
 		if !ok {
 			tree = search.NewTree()
@@ -116,14 +122,27 @@ func (m *LockMiddleware) compile(r LockRule) (*rule, error) {
 		return nil, fmt.Errorf("%w: rule %s: Renew keeps inflight locks alive and cannot be used in window mode",
 			ErrBadConfig, ru.label)
 	}
+	if ru.policy.Replay {
+		if m.conf.Fence {
+			return nil, fmt.Errorf("%w: rule %s: Fence cannot be used in replay mode: its lock is taken by a script "+
+				"that also reads a stored result, and mints no fencing token", ErrBadConfig, ru.label)
+		}
+		// Checked per rule, so that ForRule refuses a backend that cannot
+		// store a result as the constructor does.
+		g := *m.guard
+		g.Replay = true
+		if err := g.Check(); err != nil {
+			return nil, fmt.Errorf("%w: rule %s: %v", ErrBadConfig, ru.label, err)
+		}
+	}
 	warnIfShared(ru)
 	return ru, nil
 }
 
 // ForRule returns a middleware for one route, built in code rather than
 // from c.Rules, for use with rest.WithMiddlewares. r's Method and Path must
-// be the route's; its Expire and Mode default to m's configuration. The
-// error wraps ErrBadConfig.
+// be the route's; its Expire, Mode, Retain and MaxResponseBytes default to
+// m's configuration. The error wraps ErrBadConfig.
 func (m *LockMiddleware) ForRule(r LockRule) (rest.Middleware, error) {
 	ru, err := m.compile(r)
 	if err != nil {
@@ -181,7 +200,17 @@ func sameVars(a, b map[string]string) bool {
 }
 
 func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseWriter, r *http.Request) {
-	key, rejection := lockKey(m.conf.Prefix, ru, r, m.conf.MaxBodyBytes)
+	var (
+		key string
+		fp  [replay.FingerprintSize]byte
+	)
+	req, rejection := readRequest(ru, r, m.conf.MaxBodyBytes)
+	if rejection == nil {
+		key, rejection = req.key(m.conf.Prefix, ru)
+	}
+	if rejection == nil && ru.policy.Replay {
+		fp, rejection = req.fingerprint(ru)
+	}
 	if rejection != nil {
 		m.guard.Count(ru.label, guard.BadRequest)
 		respond(w, r, rejection)
@@ -202,6 +231,13 @@ func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseW
 		return
 	case guard.FailedOpen:
 		next(w, r)
+		return
+	case guard.Stored:
+		m.serveStored(ru, key, fp, res.Record, w, r)
+		return
+	}
+	if ru.policy.Replay {
+		m.runAndRecord(ru, key, fp, res, next, w, r)
 		return
 	}
 
@@ -280,6 +316,12 @@ func withDefaults(c LockConf) LockConf {
 	if c.RejectCode == 0 {
 		c.RejectCode = http.StatusConflict
 	}
+	if c.Retain == 0 {
+		c.Retain = DefaultRetain
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	return c
 }
 
@@ -289,6 +331,10 @@ func validateConf(c LockConf) error {
 		return fmt.Errorf("%w: RejectCode %d must be a 4xx status", ErrBadConfig, c.RejectCode)
 	case c.MaxBodyBytes <= 0:
 		return fmt.Errorf("%w: MaxBodyBytes %d must be positive", ErrBadConfig, c.MaxBodyBytes)
+	case c.MaxResponseBytes <= 0:
+		return fmt.Errorf("%w: MaxResponseBytes %d must be positive", ErrBadConfig, c.MaxResponseBytes)
+	case c.Retain < 0:
+		return fmt.Errorf("%w: Retain %v must not be negative", ErrBadConfig, c.Retain)
 	case c.TrustedProxyHops < 0:
 		return fmt.Errorf("%w: TrustedProxyHops %d must not be negative", ErrBadConfig, c.TrustedProxyHops)
 	}

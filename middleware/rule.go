@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/zerolock/zerolock/internal/guard"
 	"github.com/zerolock/zerolock/internal/keyspec"
@@ -54,10 +55,15 @@ type rule struct {
 	label     string // "POST /orders", for metrics and logs
 	specs     []keyspec.Spec
 	policy    guard.Policy
-	needsBody bool // json: or body: keys
+	needsBody bool // json: or body: keys, or replay's default fingerprint
 	needsForm bool // form: or query: keys, which also read url-encoded and multipart bodies
 	perClient bool
 	proxyHops int // LockConf.TrustedProxyHops, for the ip key
+
+	// Replay mode: the fingerprint's specs (nil: the whole request, see
+	// fingerprint.go) and the largest response body kept.
+	fingerprint []keyspec.Spec
+	maxResponse int64
 }
 
 // compileRule validates r against the defaults in c.
@@ -83,23 +89,80 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 		proxyHops: c.TrustedProxyHops}
 	vars := pathVars(r.Path)
 	for _, s := range specs {
-		switch s.Source {
-		case sourcePath:
-			if !vars[s.Name] {
-				return nil, bad("key %q names no :%s variable of the path", s.Raw, s.Name)
-			}
-		case sourceJSON, sourceBody:
-			ru.needsBody = true
-		case sourceForm, sourceQuery:
-			ru.needsForm = true
-		case sourceClaim:
-			if standardClaims[s.Name] {
-				return nil, bad("key %q: go-zero's JWT middleware keeps standard claims out of the context", s.Raw)
-			}
+		if err := ru.use(s, vars); err != "" {
+			return nil, bad("key %s", err)
 		}
 		ru.perClient = ru.perClient || perClientSources[s.Source]
 	}
+	if err := ru.compileReplay(c, r, vars); err != "" {
+		return nil, bad("%s", err)
+	}
 	return ru, nil
+}
+
+// use checks that spec can be read on the rule's route and notes which
+// parts of the request it reads; it returns what is wrong, or "".
+func (ru *rule) use(s keyspec.Spec, vars map[string]bool) string {
+	switch s.Source {
+	case sourcePath:
+		if !vars[s.Name] {
+			return fmt.Sprintf("%q names no :%s variable of the path", s.Raw, s.Name)
+		}
+	case sourceJSON, sourceBody:
+		ru.needsBody = true
+	case sourceForm, sourceQuery:
+		ru.needsForm = true
+	case sourceClaim:
+		if standardClaims[s.Name] {
+			return fmt.Sprintf("%q: go-zero's JWT middleware keeps standard claims out of the context", s.Raw)
+		}
+	}
+	return ""
+}
+
+// compileReplay applies replay mode's settings, and refuses them on a rule
+// in another mode, where they would silently do nothing; it returns what
+// is wrong, or "".
+func (ru *rule) compileReplay(c LockConf, r LockRule, vars map[string]bool) string {
+	if !ru.policy.Replay {
+		switch {
+		case len(r.Fingerprint) > 0:
+			return "Fingerprint is for replay mode only"
+		case r.Retain != 0:
+			return "Retain is for replay mode only"
+		case r.MaxResponseBytes != 0:
+			return "MaxResponseBytes is for replay mode only"
+		}
+		return ""
+	}
+	ru.policy.Retain, ru.maxResponse = c.Retain, c.MaxResponseBytes
+	if r.Retain != 0 {
+		ru.policy.Retain = r.Retain
+	}
+	if r.MaxResponseBytes != 0 {
+		ru.maxResponse = r.MaxResponseBytes
+	}
+	switch {
+	case ru.policy.Retain < time.Millisecond:
+		return fmt.Sprintf("Retain %v must be at least 1ms", ru.policy.Retain)
+	case ru.maxResponse <= 0:
+		return fmt.Sprintf("MaxResponseBytes %d must be positive", ru.maxResponse)
+	}
+	if len(r.Fingerprint) == 0 {
+		ru.needsBody = true // the default fingerprint covers the body
+		return ""
+	}
+	specs, err := keyspec.ParseAll(r.Fingerprint, httpSources)
+	if err != nil {
+		return fmt.Sprintf("Fingerprint: %v", err)
+	}
+	for _, s := range specs {
+		if err := ru.use(s, vars); err != "" {
+			return "Fingerprint " + err
+		}
+	}
+	ru.fingerprint = specs
+	return ""
 }
 
 // pathVars returns the :name variables of a go-zero route pattern.
