@@ -91,12 +91,18 @@ func run(addr string, rounds int, d time.Duration, out string) error {
 		}{
 			{httpScenario, "handler doing the floor", func(d time.Duration) sample { return hb.run("/floor/orders", r, d) }},
 			{httpScenario, "zerolock middleware", func(d time.Duration) sample { return hb.run("/locked/orders", r, d) }},
+			{replayScenario, "handler doing the floor", func(d time.Duration) sample { return hb.run("/floor/orders", r, d) }},
+			{replayScenario, "zerolock replay", func(d time.Duration) sample { return hb.replay(r, d) }},
 			{grpcScenario, "handler doing the floor", func(d time.Duration) sample { return gb.run(false, r, d) }},
 			{grpcScenario, "zerolock interceptor", func(d time.Duration) sample { return gb.run(true, r, d) }},
 		}
 		// Warm-ups use their own order ids: a request cut off at their end
 		// may leave its key held.
 		hb.run("/floor/orders", -1-r, warm)
+		if err := hb.prime(r); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
 		gb.run(false, -1-r, warm)
 		for _, i := range rotation(len(servers), r) {
 			s := servers[i]

@@ -98,7 +98,7 @@ func (r *report) table() string {
 		switch sc {
 		case handoffScenario:
 			unit, vs = "hand-offs/s", "x zerolock"
-		case httpScenario, grpcScenario:
+		case httpScenario, grpcScenario, replayScenario:
 			unit = "req/s"
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n| contender | %s (median) | %s | Redis µs/op | errors |\n|---|---:|---:|---:|---:|\n", sc, unit, vs)
@@ -124,7 +124,7 @@ func (r *report) redisCPU() string {
 	var b strings.Builder
 	b.WriteString("\n## Where the Redis CPU goes\n\nRedis µs per operation by command, median over the rounds.\n")
 	for _, sc := range r.order {
-		if sc == handoffScenario || sc == httpScenario || sc == grpcScenario {
+		if sc == handoffScenario || sc == httpScenario || sc == grpcScenario || sc == replayScenario {
 			continue
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n| contender | by command |\n|---|---|\n", sc)

@@ -31,9 +31,10 @@ import (
 // the same server whose handler performs the raw floor itself: the
 // difference is what the middleware or interceptor adds.
 const (
-	httpScenario  = "REST middleware, 50 keep-alive clients"
-	grpcScenario  = "gRPC interceptor, 50 clients"
-	serverClients = 50
+	httpScenario   = "REST middleware, 50 keep-alive clients"
+	replayScenario = "REST replay: retries served from Redis, 50 keep-alive clients"
+	grpcScenario   = "gRPC interceptor, 50 clients"
+	serverClients  = 50
 )
 
 // httpBench serves POST /locked/orders through the middleware and POST
@@ -66,9 +67,21 @@ func startHTTP(cl clients) (*httpBench, error) {
 	if err != nil {
 		return nil, err
 	}
+	replay, err := middleware.NewLockMiddlewareWithStore(middleware.LockConf{Rules: []middleware.LockRule{{
+		Method: http.MethodPost, Path: "/replay/payments", Keys: []string{"header:X-User", "header:Idempotency-Key"},
+		Mode: "replay", Retain: time.Hour,
+	}}}, cl.redis)
+	if err != nil {
+		return nil, err
+	}
 	server.Use(lock.Handle)
+	server.Use(replay.Handle)
 	server.AddRoutes([]rest.Route{
 		{Method: http.MethodPost, Path: "/locked/orders", Handler: func(w http.ResponseWriter, r *http.Request) {}},
+		{Method: http.MethodPost, Path: "/replay/payments", Handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"paymentId":"pay-1","amount":500,"currency":"EUR","status":"succeeded"}`))
+		}},
 		{Method: http.MethodPost, Path: "/floor/orders", Handler: func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body) // the order's JSON: distinct per request
 			key := "bench:http-floor:" + string(body)
@@ -119,6 +132,52 @@ func (b *httpBench) run(path string, round int, d time.Duration) sample {
 			return nil
 		}
 	})
+}
+
+// replay sends retries of serverClients stored payments, one key per
+// goroutine, for d: each is answered from the result the first request
+// stored (prime sends those), without running the handler. Any answer but
+// a replayed 200 is an error.
+func (b *httpBench) replay(round int, d time.Duration) sample {
+	return drive(serverClients, d, func(g int) func(context.Context) error {
+		key := "r" + strconv.Itoa(round) + "-" + strconv.Itoa(g)
+		return func(ctx context.Context) error {
+			status, replayed, err := b.pay(ctx, key)
+			switch {
+			case err != nil:
+				return err
+			case status != http.StatusOK || !replayed:
+				return fmt.Errorf("status %d, replayed %v", status, replayed)
+			}
+			return nil
+		}
+	})
+}
+
+// prime stores the results that replay's retries of round get.
+func (b *httpBench) prime(round int) error {
+	for g := 0; g < serverClients; g++ {
+		key := "r" + strconv.Itoa(round) + "-" + strconv.Itoa(g)
+		if status, _, err := b.pay(context.Background(), key); err != nil || status != http.StatusOK {
+			return fmt.Errorf("prime %s: status %d, %v", key, status, err)
+		}
+	}
+	return nil
+}
+
+// pay sends one payment with an Idempotency-Key.
+func (b *httpBench) pay(ctx context.Context, key string) (status int, replayed bool, err error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/replay/payments", strings.NewReader(`{"amount":500}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-User", "bench")
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return 0, false, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Idempotent-Replayed") == "true", nil
 }
 
 // grpcBench serves Payments: Pay guarded by the interceptor, Refund doing

@@ -10,6 +10,7 @@ import (
 	auth "github.com/zerolock/zerolock/example/api/internal/handler/auth"
 	coupon "github.com/zerolock/zerolock/example/api/internal/handler/coupon"
 	order "github.com/zerolock/zerolock/example/api/internal/handler/order"
+	payment "github.com/zerolock/zerolock/example/api/internal/handler/payment"
 	report "github.com/zerolock/zerolock/example/api/internal/handler/report"
 	stock "github.com/zerolock/zerolock/example/api/internal/handler/stock"
 	"github.com/zerolock/zerolock/example/api/internal/svc"
@@ -50,6 +51,20 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Method:  http.MethodPost,
 					Path:    "/orders",
 					Handler: order.CreateOrderHandler(serverCtx),
+				},
+			}...,
+		),
+		rest.WithJwt(serverCtx.Config.Auth.AccessSecret),
+	)
+
+	server.AddRoutes(
+		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.Lock},
+			[]rest.Route{
+				{
+					Method:  http.MethodPost,
+					Path:    "/payments",
+					Handler: payment.CreatePaymentHandler(serverCtx),
 				},
 			}...,
 		),

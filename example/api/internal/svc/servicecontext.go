@@ -78,6 +78,9 @@ func ReportLockKey(id string) string {
 	return "demo:lock:report:" + id
 }
 
+// PaymentSeqKey is the Redis counter that numbers the demo's payments.
+const PaymentSeqKey = "demo:payments:seq"
+
 // OrderKey is the Redis key counting how often an order was processed.
 func OrderKey(userID, orderID string) string {
 	return "demo:orders:" + userID + ":" + orderID

@@ -61,3 +61,15 @@ type RebuildResp struct {
 	Id    string `json:"id"`
 	Fence int64  `json:"fence"`
 }
+
+// CreatePaymentReq is a payment of Amount cents. The Idempotency-Key header
+// names it: the lock middleware's replay rule keys on it.
+type CreatePaymentReq struct {
+	Amount int64 `json:"amount,range=[1:1000000]"`
+}
+
+// CreatePaymentResp is the payment made.
+type CreatePaymentResp struct {
+	PaymentId string `json:"paymentId"`
+	Amount    int64  `json:"amount"`
+}
