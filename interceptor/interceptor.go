@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/redis"
@@ -171,8 +172,13 @@ func failed(err error) bool {
 // time. Aborted, not ResourceExhausted or Unavailable: zrpc's client
 // breaker counts those as failures of the server.
 func duplicate(res guard.Result) error {
-	st := status.New(codes.Aborted, "zerolock: the same call is already being handled, retry later")
-	withInfo, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(res.RetryAfter)})
+	return refusal("zerolock: the same call is already being handled, retry later", res.RetryAfter)
+}
+
+// refusal is codes.Aborted with msg and a RetryInfo of after.
+func refusal(msg string, after time.Duration) error {
+	st := status.New(codes.Aborted, msg)
+	withInfo, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(after)})
 	if err != nil {
 		return st.Err()
 	}

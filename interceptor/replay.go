@@ -21,13 +21,15 @@ import (
 // method.
 const ReplayedHeader = "idempotent-replayed"
 
-// The answers of replay mode that are not the stored result.
-var (
-	errReused = status.Error(codes.InvalidArgument,
-		"zerolock: the idempotency key was reused with a different request")
-	errUnreadable = status.Error(codes.Internal, "zerolock: the stored result cannot be read")
-	errNotKept    = status.Error(codes.Aborted,
-		"zerolock: the first call's result was too large to keep, so its retries are refused until it expires")
+// errReused answers a call whose key holds another request's result.
+var errReused = status.Error(codes.InvalidArgument,
+	"zerolock: the idempotency key was reused with a different request")
+
+// The refusals of a retry whose stored result cannot be replayed: Aborted
+// with RetryInfo, as for a duplicate, never a code zrpc's breakers count.
+const (
+	msgUnreadable = "zerolock: the first call's result cannot be replayed, so its retries are refused until it expires"
+	msgNotKept    = "zerolock: the first call's result was too large to keep, so its retries are refused until it expires"
 )
 
 // callFingerprint identifies the request a stored result answers: the
@@ -104,7 +106,7 @@ func (l *locker) replay(ctx context.Context, ru *rule, key string, fingerprint [
 	}
 	if rec.Unreplayable {
 		l.guard.Count(ru.method, guard.Rejected)
-		return nil, errNotKept
+		return nil, refusal(msgNotKept, l.guard.StoredRetryAfter(ctx, key, ru.policy))
 	}
 	r, err := decodeResult(rec.Payload)
 	if err != nil {
@@ -130,5 +132,5 @@ func (l *locker) unreadable(ctx context.Context, ru *rule, key string, err error
 	l.guard.Count(ru.method, guard.StoreError)
 	logx.WithContext(ctx).Errorf("zerolock: the stored result of %s (key …%s) cannot be read, "+
 		"so its calls are refused until it expires: %v", ru.method, keyspec.Digest(key), err)
-	return errUnreadable
+	return refusal(msgUnreadable, l.guard.StoredRetryAfter(ctx, key, ru.policy))
 }

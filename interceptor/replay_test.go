@@ -152,8 +152,8 @@ func TestReplayConcurrentFirstCalls(t *testing.T) {
 	}
 	<-impl.inside
 	for i := 0; i < n-1; i++ {
-		if a := <-answers; status.Code(a.err) != codes.Aborted {
-			t.Fatalf("a concurrent first call answered %v, %v; want Aborted while the first runs", a.resp, a.err)
+		if a := <-answers; status.Code(a.err) != codes.Aborted || retryDelay(a.err) <= 0 {
+			t.Fatalf("a concurrent first call answered %v, %v; want Aborted with RetryInfo while the first runs", a.resp, a.err)
 		}
 	}
 	close(impl.release)
@@ -408,8 +408,8 @@ func TestReplayTooLargeToKeep(t *testing.T) {
 	}
 	impl.padding.Store(0)
 	_, _, err := pay(client, payment("B-1", 10))
-	if status.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "too large") {
-		t.Fatalf("retry of a call whose result was too large to keep: %v, want Aborted saying so", err)
+	if status.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "too large") || retryDelay(err) <= 0 {
+		t.Fatalf("retry of a call whose result was too large to keep: %v, want Aborted saying so, with RetryInfo", err)
 	}
 	if got := impl.runs.Load(); got != 1 {
 		t.Fatalf("Pay ran %d times, want 1", got)

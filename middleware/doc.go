@@ -89,8 +89,8 @@
 // Mode (per LockConf, or per rule) says what a duplicate gets:
 //
 //	           concurrent duplicate   retry after completion       same key, other request
-//	inflight   409 + Retry-After      runs again                   (a different key)
-//	window     409 + Retry-After      409 until Expire passes      (a different key)
+//	inflight   409 + Retry-After      runs again                   runs (only the keys are compared)
+//	window     409 + Retry-After      409 until Expire passes      409 until Expire passes
 //	replay     409 + Retry-After      the first response, replayed 422 idempotency_key_reused
 //
 // # Replay: idempotency keys

@@ -1,23 +1,26 @@
 package middleware
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
 
-	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/internal/guard"
 	"github.com/zerolock/zerolock/internal/keyspec"
 	"github.com/zerolock/zerolock/internal/replay"
 )
 
-// headerReplayed marks a response served from the stored result.
-const headerReplayed = "Idempotent-Replayed"
+// ReplayedHeader marks a response that replay mode served from the stored
+// result of the first request instead of running the handler.
+const ReplayedHeader = "Idempotent-Replayed"
+
+// maxStoredPayload bounds a stored response's decoded size, whatever the
+// rule's MaxResponseBytes is now: a corrupt or hostile compressed record
+// cannot expand without limit.
+const maxStoredPayload = 64 << 20
 
 // runAndRecord runs the handler of a request that took its replay-mode
 // lock, holding its response (captureWriter); stores the response in
@@ -45,7 +48,9 @@ func (m *LockMiddleware) runAndRecord(ru *rule, key string, fp [replay.Fingerpri
 	returned = true
 
 	status := cw.finalStatus()
-	if !recordable(ctxdone.Err(reqCtx), status) {
+	// The handler's context: with Renew it also ends when the watch gives up,
+	// after which a 4xx is the handler's report of that, not an answer.
+	if !recordable(ctxdone.Err(res.Ctx), status) {
 		res.Lease.End(reqCtx, false) // before the client sees the answer, to retry at once
 		cw.writeOut()
 		return
@@ -94,12 +99,13 @@ func recordable(ended error, status int) bool {
 // serveStored answers a request whose key holds a stored result: the
 // response itself when the fingerprints match, 422 when the key was used
 // for another request, the reject code when the first response could not
-// be kept, and 500 when the stored value cannot be read.
+// be kept or the stored value cannot be read.
 func (m *LockMiddleware) serveStored(ru *rule, key string, fp [replay.FingerprintSize]byte, stored []byte,
 	w http.ResponseWriter, r *http.Request,
 ) {
-	// Twice the header allowance covers the status and the length prefixes.
-	rec, err := replay.Decode(stored, int(ru.maxResponse)+2*maxStoredHeaderBytes)
+	// A fixed bound, not this rule's MaxResponseBytes: a record kept under a
+	// larger setting (before a deploy lowered it) still reads.
+	rec, err := replay.Decode(stored, maxStoredPayload)
 	if err == nil && rec.Kind != kindHTTP {
 		err = errors.New("a stored result of another transport")
 	}
@@ -109,11 +115,16 @@ func (m *LockMiddleware) serveStored(ru *rule, key string, fp [replay.Fingerprin
 	}
 	switch {
 	case err != nil:
+		// Not a 5xx: the client did nothing wrong, and the record may be a
+		// later build's, during a rolling deploy. Refused as a duplicate,
+		// with the time the record has left.
 		m.guard.Count(ru.label, guard.StoreError)
-		logx.WithContext(r.Context()).Errorf("zerolock: the stored result of %s (key …%s) cannot be read: %v",
-			ru.label, keyspec.Digest(key), err)
-		respond(w, r, newError(http.StatusInternalServerError, "stored_result_unreadable", ErrStoredResultUnreadable,
-			"the stored result of this request cannot be read"))
+		logx.WithContext(r.Context()).Errorf("zerolock: the stored result of %s (key …%s) cannot be read, "+
+			"so its retries are refused until it expires: %v", ru.label, keyspec.Digest(key), err)
+		e := newError(m.conf.RejectCode, "stored_result_unreadable", ErrStoredResultUnreadable,
+			"the first response to this request cannot be replayed; retry later")
+		e.RetryAfter = m.guard.StoredRetryAfter(r.Context(), key, ru.policy)
+		respond(w, r, e)
 	case rec.Fingerprint != fp:
 		m.guard.Count(ru.label, guard.Mismatch)
 		respond(w, r, newError(http.StatusUnprocessableEntity, "idempotency_key_reused", ErrKeyReused,
@@ -122,7 +133,7 @@ func (m *LockMiddleware) serveStored(ru *rule, key string, fp [replay.Fingerprin
 		m.guard.Count(ru.label, guard.Rejected)
 		e := newError(m.conf.RejectCode, "duplicate_request", ErrDuplicateRequest,
 			"the first response to this request could not be kept for retries; retry later")
-		e.RetryAfter = m.storedTTL(r.Context(), ru, key)
+		e.RetryAfter = m.guard.StoredRetryAfter(r.Context(), key, ru.policy)
 		respond(w, r, e)
 	default:
 		m.guard.Count(ru.label, guard.Replayed)
@@ -136,7 +147,7 @@ func (m *LockMiddleware) serveStored(ru *rule, key string, fp [replay.Fingerprin
 func writeStored(w http.ResponseWriter, sr storedResponse) {
 	h := w.Header()
 	copyHeader(h, replayableHeader(sr.header))
-	h.Set(headerReplayed, "true")
+	h.Set(ReplayedHeader, "true")
 	if len(sr.body) > 0 && bodyAllowed(sr.status) {
 		h.Set("Content-Length", strconv.Itoa(len(sr.body)))
 	}
@@ -144,16 +155,4 @@ func writeStored(w http.ResponseWriter, sr storedResponse) {
 	if len(sr.body) > 0 {
 		_, _ = w.Write(sr.body)
 	}
-}
-
-// storedTTL is how long the key keeps its record, for Retry-After: asked
-// of the backend when its locks tell their TTL, else the rule's Retain.
-func (m *LockMiddleware) storedTTL(ctx context.Context, ru *rule, key string) time.Duration {
-	lock := m.guard.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: ru.policy.Expire})
-	if t, ok := lock.(zerolock.TTLer); ok {
-		if d, err := t.TTL(ctx); err == nil && d > 0 {
-			return d
-		}
-	}
-	return ru.policy.Retain
 }

@@ -21,7 +21,9 @@ var ErrInvalidRetain = errors.New("redislock: retain must be at least 1ms")
 // AcquireOrReadCtx is AcquireCtx that also reads a record RecordCtx stored
 // in the key: it returns the record, acquiring nothing, when there is one.
 // It runs a script (acquireread.lua) every time, where AcquireCtx mostly
-// sends SET NX: the two answers must come from one look at the key. It
+// sends SET NX: the two answers must come from one look at the key. With
+// WithReplicaAcks it waits for the replicas as AcquireCtx does, and
+// releases and returns ErrNotReplicated when too few acknowledged. It
 // mints no fencing token. It returns the errors AcquireCtx does.
 func (rl *RedisLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, error) {
 	px, err := rl.px()
@@ -33,14 +35,30 @@ func (rl *RedisLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, error)
 	}
 	sent := time.Now()
 	_, seen := rl.state.beginAcquire()
-	cmd, err := within(ctx, rl.guard, func() *redis.Cmd {
-		return acquireReadScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
-	})
+	var (
+		cmd   *redis.Cmd
+		short error // WithReplicaAcks: too few replicas acknowledged
+	)
+	if rl.acks > 0 {
+		cmd, short, err = rl.replicated(ctx, func(p redis.Pipeliner) *redis.Cmd {
+			return p.Eval(ctx, acquireReadSource, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
+		})
+	} else {
+		cmd, err = within(ctx, rl.guard, func() *redis.Cmd {
+			return acquireReadScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
+		})
+	}
 	var reply any
 	if err == nil {
 		reply, err = cmd.Result()
 	}
 	ok := err == nil && reply == "OK"
+	if ok && short != nil {
+		// Held, but a failover could lose the hold: as acquireReplicated.
+		rl.state.endAcquire(seen, true)
+		_, _ = rl.ReleaseCtx(context.WithoutCancel(ctx))
+		return false, nil, short
+	}
 	rl.state.endAcquire(seen, ok || err != nil)
 	if err != nil {
 		return false, nil, rl.wrap(ctx, "acquire", err)
@@ -67,9 +85,11 @@ func (rl *RedisLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, error)
 // for retain, atomically and only while this instance holds the lock
 // (record.lua): a holder that lost its lock stores nothing and gets false
 // with a nil error. A running Watch ends first, with zerolock.ErrReleased.
-// It returns ErrInvalidRetain for a retention under 1 ms, and a wrapped
-// store error when Redis cannot answer, after which the record may or may
-// not be stored.
+// With WithReplicaAcks it waits for the replicas and returns false with
+// ErrNotReplicated when too few acknowledged: the record is on the master
+// only, and a failover could lose it. It returns ErrInvalidRetain for a
+// retention under 1 ms, and a wrapped store error when Redis cannot answer,
+// after which the record may or may not be stored.
 func (rl *RedisLock) RecordCtx(ctx context.Context, record []byte, retain time.Duration) (bool, error) {
 	rl.stopWatchdog(ctx, zerolock.ErrReleased)
 	ms := (retain + time.Millisecond - 1) / time.Millisecond
@@ -82,15 +102,31 @@ func (rl *RedisLock) RecordCtx(ctx context.Context, record []byte, retain time.D
 	value := make([]byte, 0, len(recordPrefix)+len(record))
 	value = append(append(value, recordPrefix...), record...)
 	seen := rl.state.beginRelease()
-	cmd, err := within(ctx, rl.guard, func() *redis.Cmd {
-		return recordScript.run(ctx, rl.store, rl.keys, rl.token, value, int64(ms))
-	})
+	var (
+		cmd   *redis.Cmd
+		err   error
+		short error
+	)
+	if rl.acks > 0 {
+		cmd, short, err = rl.replicated(ctx, func(p redis.Pipeliner) *redis.Cmd {
+			return p.Eval(ctx, recordSource, rl.keys, rl.token, value, int64(ms))
+		})
+	} else {
+		cmd, err = within(ctx, rl.guard, func() *redis.Cmd {
+			return recordScript.run(ctx, rl.store, rl.keys, rl.token, value, int64(ms))
+		})
+	}
 	var reply any
 	if err == nil {
 		reply, err = cmd.Result()
 	}
 	if err != nil {
 		return false, rl.wrap(ctx, "record", err)
+	}
+	if n, _ := reply.(int64); n == 1 && short != nil {
+		// Stored on the master only: a failover could lose it, and a retry
+		// would then run again. Said, so the caller can log it.
+		return false, rl.wrap(ctx, "record", short)
 	}
 	if rl.state.endRelease(seen) {
 		rl.mu.Lock()
@@ -102,6 +138,31 @@ func (rl *RedisLock) RecordCtx(ctx context.Context, record []byte, retain time.D
 		return false, rl.wrap(ctx, "record", fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
 	}
 	return n == 1, nil
+}
+
+// replicated sends the script that build makes and WAIT in one pipeline
+// on the key's master, so WAIT counts the replicas that have the script's
+// write (WAIT covers its own connection's writes only). short is
+// ErrNotReplicated, wrapped, when fewer than WithReplicaAcks' replicas
+// acknowledged in time.
+func (rl *RedisLock) replicated(ctx context.Context, build func(redis.Pipeliner) *redis.Cmd) (cmd *redis.Cmd, short, err error) {
+	conn, err := rl.connFor(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var wait *redis.Cmd
+	_, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+		cmd = build(p)
+		wait = p.Do(ctx, "wait", rl.acks, rl.acksTimeout.Milliseconds())
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, err
+	}
+	if got, _ := wait.Int64(); got < int64(rl.acks) {
+		short = fmt.Errorf("%w: %d of %d within %v", ErrNotReplicated, got, rl.acks, rl.acksTimeout)
+	}
+	return cmd, short, nil
 }
 
 var _ zerolock.Recorder = (*RedisLock)(nil)

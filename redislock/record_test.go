@@ -93,3 +93,21 @@ func TestRecordStopsWatch(t *testing.T) {
 		t.Fatalf("RecordCtx with no retention = %v, want ErrInvalidRetain", err)
 	}
 }
+
+// WithReplicaAcks holds in replay mode too: with no replica to acknowledge,
+// AcquireOrReadCtx fails with ErrNotReplicated and leaves no key (it ignored
+// the option before). RecordCtx sends its WAIT through the same helper.
+func TestRecordReplicaAcksMissing(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client(t)
+	ctx := context.Background()
+	const key = "zerolock-test:record:acks"
+	acked := redislock.NewWithClient(client, key, redislock.WithReplicaAcks(1, 100*time.Millisecond))
+	ok, rec, err := acked.AcquireOrReadCtx(ctx)
+	if ok || rec != nil || !errors.Is(err, redislock.ErrNotReplicated) {
+		t.Fatalf("AcquireOrReadCtx with no replica = %v, %q, %v; want ErrNotReplicated", ok, rec, err)
+	}
+	if client.Exists(ctx, key).Val() != 0 {
+		t.Fatal("an unacknowledged acquisition left its key")
+	}
+}

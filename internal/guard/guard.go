@@ -126,8 +126,17 @@ func (g *Guard) Count(label string, outcome Outcome) {
 	g.Metrics.count(label, outcome)
 }
 
+// StoredRetryAfter is the time a key holding a stored result has left, for
+// the refusal of a retry that cannot be replayed (a result too large to
+// keep, a record this build cannot read): the key's TTL, a second when it
+// has just expired, or the policy's Retain when the backend cannot tell.
+func (g *Guard) StoredRetryAfter(ctx context.Context, key string, policy Policy) time.Duration {
+	lock := g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire})
+	return retryAfter(ctx, lock, policy.Retain)
+}
+
 // Check tells whether backend's locks can do what the configuration asks:
-// Renew needs Watch and Fence needs Fence.
+// Renew needs a Watcher, Fence a Fencer, and replay mode a Recorder.
 func (g *Guard) Check() error {
 	lock := g.Backend.NewLocker("zerolock:check", zerolock.LockerOptions{Expiry: time.Second, Fencing: g.Fence})
 	if _, ok := lock.(zerolock.Watcher); g.Renew && !ok {
@@ -181,7 +190,16 @@ func (l *Lease) Record(ctx context.Context, record []byte) bool {
 	l.metrics.observeHold(l.label, time.Since(l.start))
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.expire)
 	defer cancel()
-	ok, err := l.lock.(zerolock.Recorder).RecordCtx(rctx, record, l.retain)
+	rec, isRecorder := l.lock.(zerolock.Recorder)
+	if !isRecorder {
+		// Check saw a Recorder; a backend whose Lockers differ by key has
+		// none here. Nothing can be stored: release, so the retry runs.
+		logx.WithContext(ctx).Errorf("zerolock: the lock of %s is a %T, which cannot store a result: released",
+			l.label, l.lock)
+		l.release(ctx)
+		return false
+	}
+	ok, err := rec.RecordCtx(rctx, record, l.retain)
 	switch {
 	case err != nil:
 		logx.WithContext(ctx).Errorf("zerolock: store the result of %s (key …%s): %v",

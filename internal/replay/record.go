@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // ErrBadRecord is wrapped by every error Decode returns.
@@ -39,6 +40,16 @@ const compressAbove = 512
 // headerSize is version, flags, kind and the fingerprint.
 const headerSize = 3 + FingerprintSize
 
+// A flate writer allocates its hash tables (hundreds of KiB) once; the
+// pools keep them across records instead of per stored response.
+var (
+	writers = sync.Pool{New: func() any {
+		w, _ := flate.NewWriter(nil, flate.BestSpeed) // the level is valid
+		return w
+	}}
+	readers = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
+)
+
 // A Record is a stored result.
 type Record struct {
 	// Kind says which transport's payload this is ('h' HTTP, 'g' gRPC), so
@@ -63,9 +74,11 @@ func Encode(r Record) []byte {
 	}
 	if len(payload) > compressAbove {
 		var buf bytes.Buffer
-		w, _ := flate.NewWriter(&buf, flate.BestSpeed) // the level is valid
-		_, _ = w.Write(payload)                        // a bytes.Buffer never fails
+		w := writers.Get().(*flate.Writer)
+		w.Reset(&buf)
+		_, _ = w.Write(payload) // a bytes.Buffer never fails
 		_ = w.Close()
+		writers.Put(w)
 		if buf.Len() < len(payload) {
 			payload, flags = buf.Bytes(), flags|flagCompressed
 		}
@@ -94,8 +107,9 @@ func Decode(b []byte, maxPayload int) (Record, error) {
 	copy(r.Fingerprint[:], b[3:headerSize])
 	payload := b[headerSize:]
 	if flags&flagCompressed != 0 {
-		zr := flate.NewReader(bytes.NewReader(payload))
-		defer zr.Close()
+		zr := readers.Get().(io.ReadCloser)
+		_ = zr.(flate.Resetter).Reset(bytes.NewReader(payload), nil) // never fails for flate
+		defer readers.Put(zr)
 		var err error
 		payload, err = io.ReadAll(io.LimitReader(zr, int64(maxPayload)+1))
 		if err != nil {

@@ -75,3 +75,15 @@ func FuzzDecode(f *testing.F) {
 		_ = rd.Err()
 	})
 }
+
+// BenchmarkEncodeDecode: one stored 1 KiB JSON response, as replay mode
+// writes and reads it; -benchmem shows what a record costs the heap.
+func BenchmarkEncodeDecode(b *testing.B) {
+	payload := bytes.Repeat([]byte(`{"paymentId":"pay-1","amount":500},`), 30)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(Encode(Record{Kind: 'h', Payload: payload}), 1<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
