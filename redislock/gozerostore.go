@@ -113,10 +113,8 @@ func (s goZeroStore) Eval(ctx context.Context, script string, keys []string, arg
 
 // EvalSha runs the script by its source with EVAL; see GoZeroStore.
 func (s goZeroStore) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	for _, sc := range allScripts {
-		if sc.sha == sha1 {
-			return s.Eval(ctx, sc.src, keys, args...)
-		}
+	if sc, ok := scriptsBySHA[sha1]; ok {
+		return s.Eval(ctx, sc.src, keys, args...)
 	}
 	cmd := redis.NewCmd(ctx)
 	if err := s.ready(ctx); err != nil {

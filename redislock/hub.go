@@ -240,7 +240,11 @@ func (h *hub) receive(ps *redis.PubSub, done chan struct{}) {
 				h.resubscribe(ps, m.Channel)
 			}
 		case *redis.Message:
-			h.wake(m.Channel)
+			if m.Payload == wakeAllPayload {
+				h.wakeEvery(m.Channel)
+			} else {
+				h.wake(m.Channel)
+			}
 		}
 	}
 }
@@ -288,6 +292,22 @@ func (h *hub) wake(ch string) {
 	defer h.mu.Unlock()
 	if c, ok := h.chans[ch]; ok {
 		c.wakeOne()
+	}
+}
+
+// wakeAllPayload is the announcement that every waiter of a channel may
+// win at once (a writer's release, which readers share); any other payload
+// hands the release to one waiter.
+const wakeAllPayload = "released:all"
+
+// wakeEvery sends every waiter of ch to try again.
+func (h *hub) wakeEvery(ch string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.chans[ch]; ok {
+		for _, w := range c.waiters {
+			w.notify()
+		}
 	}
 }
 

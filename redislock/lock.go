@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,9 +42,7 @@ type RedisLock struct {
 	fence  atomic.Int64 // fencing token of the current hold
 	state  holdState
 
-	mu         sync.Mutex
-	acquiredAt time.Time // when the latest successful acquire was sent
-	dog        *watchdog
+	keeper // the watchdog and when the hold began
 }
 
 // NewRedisLock returns a lock on key in go-zero's store, with go-zero's
@@ -269,16 +266,6 @@ func holderTTL(reply any) time.Duration {
 	return 0
 }
 
-// noteAcquired records when the acquire that succeeded was sent: the
-// watchdog counts the lock's validity from there.
-func (rl *RedisLock) noteAcquired(sent time.Time) {
-	rl.mu.Lock()
-	if sent.After(rl.acquiredAt) {
-		rl.acquiredAt = sent
-	}
-	rl.mu.Unlock()
-}
-
 // Fence returns the fencing token of the lock's current hold: a number
 // greater than every token issued before for the key, to hand to storage
 // that rejects writes carrying an older one. It is 0 unless the lock was
@@ -325,9 +312,7 @@ func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
 		return false, rl.wrap(ctx, "release", err)
 	}
 	if rl.state.endRelease(seen) {
-		rl.mu.Lock()
-		rl.acquiredAt = time.Time{} // a later Watch needs a new acquire
-		rl.mu.Unlock()
+		rl.forget()
 	}
 	n, ok := reply.(int64)
 	if !ok {

@@ -129,9 +129,7 @@ func (rl *RedisLock) RecordCtx(ctx context.Context, record []byte, retain time.D
 		return false, rl.wrap(ctx, "record", short)
 	}
 	if rl.state.endRelease(seen) {
-		rl.mu.Lock()
-		rl.acquiredAt = time.Time{}
-		rl.mu.Unlock()
+		rl.forget()
 	}
 	n, ok := reply.(int64)
 	if !ok {

@@ -33,10 +33,11 @@ var (
 	//go:embed record.lua
 	recordSource string
 	recordScript = newScript(recordSource)
-
-	// allScripts lets the go-zero adapter find a script by its digest.
-	allScripts = []*script{acquireScript, releaseScript, fenceScript, renewScript, acquireReadScript, recordScript}
 )
+
+// scriptsBySHA lets the go-zero adapter find a script by its digest; every
+// script made by newScript is in it.
+var scriptsBySHA = map[string]*script{}
 
 // script is a Lua script with its SHA1 digest, computed once.
 type script struct {
@@ -44,9 +45,13 @@ type script struct {
 	sha string
 }
 
+// newScript makes a script and registers it in scriptsBySHA. It is called
+// only when the package's variables are initialized.
 func newScript(src string) *script {
 	sum := sha1.Sum([]byte(src))
-	return &script{src: src, sha: hex.EncodeToString(sum[:])}
+	s := &script{src: src, sha: hex.EncodeToString(sum[:])}
+	scriptsBySHA[s.sha] = s
+	return s
 }
 
 // run executes the script with EVALSHA and falls back to EVAL (which also

@@ -4,6 +4,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 )
 
 // slotCount is the number of Redis Cluster hash slots.
@@ -84,4 +87,28 @@ func crc16(s string) uint16 {
 		}
 	}
 	return crc
+}
+
+// clustered reports whether store spreads keys over the slots of a Redis
+// Cluster, so that one script may touch only keys of one slot.
+func clustered(store Store) bool {
+	switch s := store.(type) {
+	case *redis.ClusterClient:
+		return true
+	case goZeroStore:
+		return s.r.Type == zredis.ClusterType
+	case *redis.Ring:
+		return true // a Ring shards keys over servers: one script, one shard
+	}
+	return false
+}
+
+// sameSlot reports whether all keys hash to one Cluster slot.
+func sameSlot(keys []string) bool {
+	for _, k := range keys[1:] {
+		if keySlot(k) != keySlot(keys[0]) {
+			return false
+		}
+	}
+	return true
 }

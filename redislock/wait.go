@@ -53,6 +53,35 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 	if ok || err != nil {
 		return ok, err
 	}
+	w := waitLoop{store: rl.store, key: rl.key, channel: rl.channel, backoff: rl.waitOpts, wrap: rl.wrap}
+	return w.run(ctx, wait, func(ctx context.Context) (bool, time.Duration, error) {
+		px, err := rl.px()
+		if err != nil {
+			return false, 0, err
+		}
+		return rl.try(ctx, px, true)
+	})
+}
+
+// A waitLoop is the waiting of every primitive of the package: try, and
+// until a try wins, sleep until a release announced on channel wakes it or
+// a jittered back-off ends (never longer than the retry hint of the last
+// try: the holder's remaining time).
+type waitLoop struct {
+	store   Store
+	key     string // decides the subscription's node on a cluster
+	channel string
+	backoff waitOptions
+	wrap    func(ctx context.Context, op string, err error) error
+}
+
+// tryFunc makes one attempt: whether it won, and when the hold that
+// refused it ends (0 when unknown).
+type tryFunc func(ctx context.Context) (ok bool, retryIn time.Duration, err error)
+
+// run waits up to wait (no limit when wait <= 0) as AcquireWaitCtx does,
+// the caller having already tried once.
+func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (bool, error) {
 	waitCtx := ctx
 	if wait > 0 {
 		var cancel context.CancelFunc
@@ -63,24 +92,20 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 		wake  <-chan struct{}
 		woken bool // a release's wake was taken and not yet tried on
 	)
-	if h := hubFor(rl.store, rl.key); h != nil {
-		w := h.watch(waitCtx, rl.channel)
+	if h := hubFor(l.store, l.key); h != nil {
+		w := h.watch(waitCtx, l.channel)
 		defer func() {
 			if woken {
-				h.wake(rl.channel) // leaving without trying: hand the release on
+				h.wake(l.channel) // leaving without trying: hand the release on
 			}
 			w.close()
 		}()
 		wake = w.wake
 	}
 
-	backoff := rl.waitOpts.minBackoff
+	backoff := l.backoff.minBackoff
 	for {
-		px, err := rl.px()
-		if err != nil {
-			return false, err
-		}
-		ok, holderTTL, err := rl.try(waitCtx, px, true)
+		ok, retryIn, err := try(waitCtx)
 		if err == nil {
 			woken = false // the try used the wake, won or lost
 		}
@@ -88,18 +113,18 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 		case ok:
 			return true, nil
 		case err != nil && ctxdone.Err(ctx) != nil:
-			return false, rl.wrap(ctx, "acquire", err)
+			return false, l.wrap(ctx, "acquire", err)
 		case err != nil && ctxdone.Err(waitCtx) != nil:
 			return false, nil // the wait limit cut the try short
 		case err != nil:
-			return false, rl.wrap(ctx, "acquire", err)
+			return false, l.wrap(ctx, "acquire", err)
 		}
 
 		sleep := jitter(backoff)
-		if holderTTL > 0 && holderTTL < sleep {
-			sleep = holderTTL + time.Millisecond
+		if retryIn > 0 && retryIn < sleep {
+			sleep = retryIn + time.Millisecond
 		}
-		backoff = min(2*backoff, rl.waitOpts.maxBackoff)
+		backoff = min(2*backoff, l.backoff.maxBackoff)
 		timer := time.NewTimer(sleep)
 		select {
 		case <-wake:
@@ -108,7 +133,7 @@ func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bo
 		case <-waitCtx.Done():
 			timer.Stop()
 			if err := ctx.Err(); err != nil {
-				return false, rl.wrap(ctx, "acquire", err)
+				return false, l.wrap(ctx, "acquire", err)
 			}
 			return false, nil
 		}

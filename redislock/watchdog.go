@@ -3,16 +3,47 @@ package redislock
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/zerolock/zerolock"
 )
+
+// A keeper is the watchdog bookkeeping of one hold: when the latest
+// successful acquire (or renewal) was sent and the running watchdog. Every
+// primitive of the package embeds one and tells it how to renew.
+type keeper struct {
+	mu         sync.Mutex
+	acquiredAt time.Time // when the latest successful acquire was sent
+	dog        *watchdog
+}
+
+// renewFunc renews a hold for px once: 1 when renewed, 0 when the hold is
+// lost (the key or share is gone or another's), or an error.
+type renewFunc func(ctx context.Context, px time.Duration) (int64, error)
 
 // watchdog renews one held lock until stopped.
 type watchdog struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+}
+
+// noteAcquired records when the acquire that succeeded was sent: the
+// watchdog counts the hold's validity from there.
+func (k *keeper) noteAcquired(sent time.Time) {
+	k.mu.Lock()
+	if sent.After(k.acquiredAt) {
+		k.acquiredAt = sent
+	}
+	k.mu.Unlock()
+}
+
+// forget records that the hold ended: a later Watch needs a new acquire.
+func (k *keeper) forget() {
+	k.mu.Lock()
+	k.acquiredAt = time.Time{}
+	k.mu.Unlock()
 }
 
 // Watch keeps the held lock alive while work runs, renewing it with the same
@@ -34,17 +65,25 @@ type watchdog struct {
 // Watch after a successful acquire; watching again returns the context of
 // the running watchdog.
 func (rl *RedisLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	if rl.dog != nil {
+	px, err := rl.px()
+	return rl.watch(ctx, px, err, func(ctx context.Context, px time.Duration) (int64, error) {
+		return renewScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds()).Int64()
+	}, opts)
+}
+
+// watch starts the watchdog of a hold of px (or refuses with err, the
+// expiry's error), renewing with renew; see RedisLock.Watch.
+func (k *keeper) watch(ctx context.Context, px time.Duration, err error, renew renewFunc, opts []zerolock.WatchOption) context.Context {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.dog != nil {
 		select {
-		case <-rl.dog.done:
+		case <-k.dog.done:
 		default:
-			return rl.dog.ctx
+			return k.dog.ctx
 		}
 	}
-	px, err := rl.px()
-	if err == nil && rl.acquiredAt.IsZero() {
+	if err == nil && k.acquiredAt.IsZero() {
 		err = fmt.Errorf("%w: Watch of a lock that is not held", zerolock.ErrLockLost)
 	}
 	if err != nil {
@@ -58,19 +97,19 @@ func (rl *RedisLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) co
 	}
 	lockCtx, cancel := context.WithCancelCause(ctx)
 	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{})}
-	rl.dog = dog
-	go rl.renew(dog, o, rl.acquiredAt, px)
+	k.dog = dog
+	go dog.run(renew, o, k.acquiredAt, px)
 	return lockCtx
 }
 
 // stopWatchdog cancels the running watchdog with cause and waits for its
 // goroutine to end, but no longer than ctx allows: a renewal stuck on a
 // hung server ends by itself within the client's read timeout.
-func (rl *RedisLock) stopWatchdog(ctx context.Context, cause error) {
-	rl.mu.Lock()
-	dog := rl.dog
-	rl.dog = nil
-	rl.mu.Unlock()
+func (k *keeper) stopWatchdog(ctx context.Context, cause error) {
+	k.mu.Lock()
+	dog := k.dog
+	k.dog = nil
+	k.mu.Unlock()
 	if dog != nil {
 		dog.cancel(cause)
 		select {
@@ -80,7 +119,7 @@ func (rl *RedisLock) stopWatchdog(ctx context.Context, cause error) {
 	}
 }
 
-func (rl *RedisLock) renew(dog *watchdog, o zerolock.WatchSettings, acquired time.Time, px time.Duration) {
+func (dog *watchdog) run(renew renewFunc, o zerolock.WatchSettings, acquired time.Time, px time.Duration) {
 	defer close(dog.done)
 	margin := px / 10
 	validUntil := acquired.Add(px - margin)
@@ -112,7 +151,7 @@ func (rl *RedisLock) renew(dog *watchdog, o zerolock.WatchSettings, acquired tim
 		sent := time.Now()
 		// A renewal may take at most until the lock's validity ends.
 		ctx, cancel := context.WithDeadline(dog.ctx, validUntil)
-		reply, err := renewScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds()).Int64()
+		reply, err := renew(ctx, px)
 		cancel()
 		switch {
 		case dog.ctx.Err() != nil:
