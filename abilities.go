@@ -64,3 +64,26 @@ type Recorder interface {
 	// latest.
 	RecordCtx(ctx context.Context, record []byte, retain time.Duration) (bool, error)
 }
+
+// A SemaphoreBackend is a Backend that also makes counting semaphores: up
+// to a number of Lockers hold one key at once, each with its own expiry.
+// The middleware's and the interceptor's limit mode need one; a Redis store
+// backend is one, Redlock, etcd and ZooKeeper backends are not.
+type SemaphoreBackend interface {
+	Backend
+	// NewSemaphore returns a Locker that holds one of permits permits of
+	// key. AcquireCtx reports false with a nil error when all permits are
+	// held; ReleaseCtx frees this Locker's permit only. It does no I/O, and
+	// returns an error for permits < 1. When a TTLer, its TTL is the time
+	// until the next permit is freed by expiry.
+	NewSemaphore(key string, permits int, o LockerOptions) (Locker, error)
+}
+
+// A Refresher extends a held lock once, where a Watcher does it until
+// release.
+type Refresher interface {
+	// RefreshCtx extends this Locker's hold to its full expiry, only while
+	// it still holds the lock: it reports false with a nil error when the
+	// hold was lost, and never takes a lock that is free or another's.
+	RefreshCtx(ctx context.Context) (bool, error)
+}

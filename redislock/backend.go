@@ -47,10 +47,11 @@ func (b redLockBackend) NewLocker(key string, o zerolock.LockerOptions) zerolock
 }
 
 var (
-	_ zerolock.Locker  = (*RedisLock)(nil)
-	_ zerolock.Waiter  = (*RedisLock)(nil)
-	_ zerolock.TTLer   = (*RedisLock)(nil)
-	_ zerolock.Watcher = (*RedisLock)(nil)
-	_ zerolock.Fencer  = (*RedisLock)(nil)
-	_ zerolock.Locker  = (*RedLock)(nil)
+	_ zerolock.Locker    = (*RedisLock)(nil)
+	_ zerolock.Waiter    = (*RedisLock)(nil)
+	_ zerolock.TTLer     = (*RedisLock)(nil)
+	_ zerolock.Watcher   = (*RedisLock)(nil)
+	_ zerolock.Fencer    = (*RedisLock)(nil)
+	_ zerolock.Locker    = (*RedLock)(nil)
+	_ zerolock.Refresher = (*RedisLock)(nil)
 )

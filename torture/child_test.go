@@ -24,14 +24,19 @@ import (
 func runChild(role string) int {
 	client := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), PoolSize: 64})
 	defer client.Close()
-	switch role {
-	case "exclusion":
-		return exclusionChild(client)
-	case "holder":
-		return holderChild(client)
+	run, ok := childRoles[role]
+	if !ok {
+		fmt.Fprintln(os.Stderr, "unknown role", role)
+		return 2
 	}
-	fmt.Fprintln(os.Stderr, "unknown role", role)
-	return 2
+	return run(client)
+}
+
+// childRoles are the roles a re-executed test binary can play. A test file
+// adds its own in an init function.
+var childRoles = map[string]func(*redis.Client) int{
+	"exclusion": exclusionChild,
+	"holder":    holderChild,
 }
 
 // exclusionChild runs goroutines that each take the lock, read the shared
