@@ -14,7 +14,7 @@ import (
 // every ability, and expiry kept to the millisecond.
 var storeOptions = locktest.Options{
 	Expiry: 300 * time.Millisecond,
-	Waiter: true, TTLer: true, Watcher: true, Fencer: true,
+	Waiter: true, TTLer: true, Watcher: true, Fencer: true, Refresher: true,
 }
 
 // TestConformanceRedisNode runs the conformance suite on StoreBackend over

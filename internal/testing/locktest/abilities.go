@@ -20,6 +20,7 @@ func (s *suite) abilities(t *testing.T) {
 	_, ttler := l.(zerolock.TTLer)
 	_, watcher := l.(zerolock.Watcher)
 	_, fencer := l.(zerolock.Fencer)
+	_, refresher := l.(zerolock.Refresher)
 	for _, a := range []struct {
 		name             string
 		claimed, has     bool
@@ -29,6 +30,7 @@ func (s *suite) abilities(t *testing.T) {
 		{"TTLer", s.opts.TTLer, ttler, true},
 		{"Watcher", s.opts.Watcher, watcher, true},
 		{"Fencer", s.opts.Fencer, fencer, false},
+		{"Refresher", s.opts.Refresher, refresher, true},
 	} {
 		switch {
 		case a.claimed && !a.has:

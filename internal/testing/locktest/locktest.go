@@ -49,6 +49,8 @@ type Options struct {
 	TTLer bool
 	// Watcher claims that the Lockers are zerolock.Watchers.
 	Watcher bool
+	// Refresher claims that the Lockers are zerolock.Refreshers.
+	Refresher bool
 	// Fencer claims that Lockers made with LockerOptions.Fencing are
 	// zerolock.Fencers. Every check then asks for fencing.
 	Fencer bool
@@ -120,6 +122,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) zerolock.Backend, opts Opti
 		{"TTLer", s.ttler},
 		{"Watcher", s.watcher},
 		{"Fencer", s.fencer},
+		{"Refresher", s.refresher},
 	}
 	for _, c := range checks {
 		t.Run(c.name, c.run)

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 var memOptions = locktest.Options{
 	Expiry: 100 * time.Millisecond,
 	Slack:  2 * time.Second,
-	Waiter: true, TTLer: true, Watcher: true, Fencer: true,
+	Waiter: true, TTLer: true, Watcher: true, Fencer: true, Refresher: true,
 }
 
 // TestConformanceMemory: the in-memory backend without a flaw passes the
@@ -66,6 +66,7 @@ func TestSuiteCatchesBrokenBackends(t *testing.T) {
 		{hopelessWatch, "Watcher/KeepsHold"},
 		{impatientWait, "Waiter/WokenByRelease"},
 		{sameFence, "Fencer"},
+		{refreshRetakes, "Refresher"},
 	} {
 		t.Run(string(tc.flaw), func(t *testing.T) {
 			t.Parallel()

@@ -36,13 +36,16 @@ const (
 	impatientWait flaw = "impatient-wait"
 	// sameFence: every acquisition gets token 1.
 	sameFence flaw = "same-fence"
+	// refreshRetakes: RefreshCtx takes a free key, as re-acquiring would.
+	refreshRetakes flaw = "refresh-retakes"
 )
 
 // errBusy is what a busyIsError backend reports for a held key.
 var errBusy = errors.New("memlock: the key is held")
 
 // memBackend keeps locks in memory, on the monotonic clock. With noFlaw it
-// implements the whole contract: Locker, Waiter, TTLer, Watcher, Fencer.
+// implements the whole contract: Locker, Waiter, TTLer, Watcher, Fencer,
+// Refresher.
 type memBackend struct {
 	flaw flaw
 
@@ -255,6 +258,26 @@ func (l *memLocker) Watch(ctx context.Context, opts ...zerolock.WatchOption) con
 	l.dog = dog
 	go l.renew(dog, every)
 	return ctx
+}
+
+// RefreshCtx extends this Locker's live hold to its full expiry.
+func (l *memLocker) RefreshCtx(ctx context.Context) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("memlock: refresh: %w", err)
+	}
+	b := l.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h := b.live(l.key)
+	switch {
+	case h != nil && h.owner == l:
+		h.until = time.Now().Add(l.expiry)
+		return true, nil
+	case h == nil && b.flaw == refreshRetakes:
+		b.holds[l.key] = &memHold{owner: l, until: time.Now().Add(l.expiry)}
+		return true, nil
+	}
+	return false, nil
 }
 
 // holds reports whether this Locker holds the lock.
