@@ -38,11 +38,12 @@ unit:
 
 # torture runs the long versions of the reliability tests (>= 100k
 # acquisitions across 3 processes, repeated holder kills, >= 10k hostile
-# HTTP requests and gRPC calls) and writes docs/RELIABILITY.md. It stops by
-# itself within 10 minutes.
+# HTTP requests and gRPC calls, >= 50k operations each on the semaphore,
+# the multi-key lock and the read-write lock) and writes
+# docs/RELIABILITY.md. It stops by itself within 15 minutes.
 torture: deps
 	ZEROLOCK_TORTURE=1 ZEROLOCK_RELIABILITY_REPORT=$(CURDIR)/docs/RELIABILITY.md \
-		$(GO) test -count=1 -timeout 10m -v ./torture
+		$(GO) test -count=1 -timeout 15m -v ./torture
 
 # race-repeat runs every test three times under the race detector (issue 8,
 # hygiene): about three times make test's test time.
