@@ -24,6 +24,20 @@ func (b storeBackend) NewLocker(key string, o zerolock.LockerOptions) zerolock.L
 	return New(b.store, key, opts...)
 }
 
+// NewSemaphore returns a Semaphore of permits on key in the backend's
+// store, for the middleware's and the interceptor's limit mode. The
+// backend's options apply first (WithoutWakeups only when they include
+// it), then o's expiry, with no tolerance added. It returns
+// ErrInvalidPermits for permits < 1.
+func (b storeBackend) NewSemaphore(key string, permits int, o zerolock.LockerOptions) (zerolock.Locker, error) {
+	opts := append(b.opts[:len(b.opts):len(b.opts)], WithExpiry(o.Expiry), WithTolerance(0))
+	s, err := NewSemaphore(b.store, key, permits, opts...)
+	if err != nil {
+		return nil, err // not a nil *Semaphore in a non-nil Locker
+	}
+	return s, nil
+}
+
 // RedLockBackend is the zerolock.Backend of RedLocks over independent
 // masters. Its locks are not TTLers, Watchers or Fencers: Retry-After is the
 // rule's expiry, and the middleware and interceptor refuse Renew and Fence
@@ -54,4 +68,6 @@ var (
 	_ zerolock.Fencer    = (*RedisLock)(nil)
 	_ zerolock.Locker    = (*RedLock)(nil)
 	_ zerolock.Refresher = (*RedisLock)(nil)
+
+	_ zerolock.SemaphoreBackend = storeBackend{}
 )

@@ -1,0 +1,431 @@
+package redislock
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/internal/ctxdone"
+)
+
+var (
+	// ErrInvalidPermits is returned by NewSemaphore (and a StoreBackend's
+	// NewSemaphore) when permits is less than 1.
+	ErrInvalidPermits = errors.New("redislock: permits must be at least 1")
+
+	// ErrNotSemaphore is returned when a semaphore's key holds something
+	// other than a semaphore: a RedisLock or any other value under the same
+	// name. The error names the type the key holds (WRONGTYPE); the scripts
+	// report it instead of failing, so go-zero's circuit breaker, which
+	// counts every error reply, does not open for the whole store.
+	ErrNotSemaphore = errors.New("redislock: key holds a value that is not a semaphore")
+)
+
+var (
+	//go:embed semaphore_acquire.lua
+	semaphoreAcquireSource string
+	semaphoreAcquireScript = newScript(semaphoreAcquireSource)
+
+	//go:embed semaphore_release.lua
+	semaphoreReleaseSource string
+	semaphoreReleaseScript = newScript(semaphoreReleaseSource)
+
+	//go:embed semaphore_renew.lua
+	semaphoreRenewSource string
+	semaphoreRenewScript = newScript(semaphoreRenewSource)
+
+	//go:embed semaphore_state.lua
+	semaphoreStateSource string
+	semaphoreStateScript = newScript(semaphoreStateSource)
+)
+
+// A Semaphore is a counting semaphore on one Redis key: up to Permits
+// instances hold it at once, each with a permit of its own that expires on
+// its own, so a crashed holder frees only its permit, after its expiry.
+// Each instance has a random token and holds at most one permit; acquiring
+// again while holding refreshes that permit's expiry. It is safe for
+// concurrent use.
+//
+// The key is a sorted set of the holders' tokens scored by their permits'
+// expiry on the Redis server's clock, and every operation is one script on
+// that one key, so a Semaphore works on Redis Cluster. The key itself
+// expires with its latest permit.
+type Semaphore struct {
+	store     Store
+	key       string
+	token     string
+	permits   int
+	tolerance time.Duration
+	waitOpts  waitOptions
+	guard     deadlineGuard // WithDeadlineGuard
+	proc      processor     // the store, when it can send a command once
+
+	keys        []string // {key}
+	channel     string   // where releases are announced
+	releaseArgs []any    // {token, channel}, or {token} WithoutWakeups
+
+	expiry atomic.Int64 // time.Duration
+	state  holdState
+
+	keeper // the watchdog and when the permit was taken
+}
+
+var (
+	_ zerolock.Locker    = (*Semaphore)(nil)
+	_ zerolock.Waiter    = (*Semaphore)(nil)
+	_ zerolock.Watcher   = (*Semaphore)(nil)
+	_ zerolock.TTLer     = (*Semaphore)(nil)
+	_ zerolock.Refresher = (*Semaphore)(nil)
+)
+
+// NewSemaphore returns a semaphore of permits permits on key in store:
+// go-zero users pass redislock.GoZeroStore(rds), go-redis users pass their
+// client (a *redis.Client, *redis.ClusterClient or Sentinel
+// *redis.FailoverClient). It does no I/O. It returns ErrInvalidPermits
+// when permits is less than 1.
+//
+// The expiry works as a RedisLock's: WithExpiry or SetExpire/SetExpiry,
+// plus WithTolerance (500 ms by default) added to what Redis is sent.
+// WithBackoff, WithoutWakeups and WithDeadlineGuard apply as they do to a
+// RedisLock; WithFencing and WithReplicaAcks are RedisLock's only and have
+// no effect on a Semaphore.
+//
+// Every acquire compares the permits live at that moment with its own
+// Semaphore's permits, so instances of one key should agree on the number.
+// When they do not, or when a deployment changes it while the key is live:
+// raising permits lets more holders in at once; lowering them evicts
+// nobody: the holders keep their permits until they release them or they
+// expire (re-entrant refreshes included), and new acquires are refused
+// until fewer holders than the new number are left.
+func NewSemaphore(store Store, key string, permits int, opts ...Option) (*Semaphore, error) {
+	if permits < 1 {
+		return nil, fmt.Errorf("%w: %d for %q", ErrInvalidPermits, permits, key)
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	token := newToken()
+	s := &Semaphore{
+		store:     store,
+		key:       key,
+		token:     token,
+		permits:   permits,
+		tolerance: o.tolerance,
+		waitOpts:  o.wait,
+		guard:     guardFor(store, o.deadlineGuard),
+		keys:      []string{key},
+		channel:   releaseChannel(key),
+	}
+	s.proc, _ = store.(processor)
+	s.releaseArgs = []any{token, s.channel}
+	if o.quietRelease {
+		s.releaseArgs = s.releaseArgs[:1:1] // no channel: see semaphore_release.lua
+	}
+	s.expiry.Store(int64(o.expiry))
+	return s, nil
+}
+
+// Key returns the Redis key of the semaphore.
+func (s *Semaphore) Key() string {
+	return s.key
+}
+
+// Permits returns how many holders this Semaphore lets in at once.
+func (s *Semaphore) Permits() int {
+	return s.permits
+}
+
+// SetExpire sets the expiry of a permit in whole seconds, as RedisLock's
+// SetExpire does. It applies to the next acquire or renewal. A negative
+// value makes AcquireCtx return ErrInvalidExpiry.
+func (s *Semaphore) SetExpire(seconds int) {
+	s.SetExpiry(time.Duration(seconds) * time.Second)
+}
+
+// SetExpiry sets the expiry of a permit with millisecond precision
+// (rounded up to whole milliseconds). It applies to the next acquire or
+// renewal. A negative value makes AcquireCtx return ErrInvalidExpiry.
+func (s *Semaphore) SetExpiry(expiry time.Duration) {
+	s.expiry.Store(int64(expiry))
+}
+
+// Acquire is AcquireCtx with context.Background().
+func (s *Semaphore) Acquire() (bool, error) {
+	return s.AcquireCtx(context.Background())
+}
+
+// AcquireCtx tries once to take a permit. It reports true when this
+// instance holds a permit afterwards (taken, or already held and its
+// expiry refreshed) and false, with a nil error, when all permits are
+// held by others.
+//
+// It returns ErrInvalidExpiry for a negative or empty expiry,
+// ErrNotSemaphore when the key holds another kind of value, and a wrapped
+// store error when Redis cannot answer; errors.Is(err, ctx.Err()) holds
+// when the context ended. After an error the permit may or may not be
+// held; a later AcquireCtx or ReleaseCtx on the same instance settles it.
+func (s *Semaphore) AcquireCtx(ctx context.Context) (bool, error) {
+	px, err := s.px()
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, s.wrap(ctx, "acquire", err)
+	}
+	ok, _, err := s.try(ctx, px)
+	if err != nil {
+		return false, s.wrap(ctx, "acquire", err)
+	}
+	return ok, nil
+}
+
+// try makes one acquire attempt. When refused it reports how long until
+// the earliest permit expires, which a waiter sleeps no longer than.
+func (s *Semaphore) try(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
+	sent := time.Now()
+	_, seen := s.state.beginAcquire()
+	cmd, err := within(ctx, s.guard, func() *redis.Cmd {
+		return semaphoreAcquireScript.run(ctx, s.store, s.keys, s.token, px.Milliseconds(), s.permits)
+	})
+	var reply any
+	if err == nil {
+		reply, err = cmd.Result()
+	}
+	var (
+		ok      bool
+		retryIn time.Duration
+	)
+	if err == nil {
+		switch r := reply.(type) {
+		case string:
+			ok = r == "OK"
+			if !ok {
+				err = semaphoreReplyError(reply)
+			}
+		case int64:
+			retryIn = time.Duration(r) * time.Millisecond
+		default:
+			err = semaphoreReplyError(reply)
+		}
+	}
+	s.state.endAcquire(seen, ok || err != nil)
+	if ok {
+		s.noteAcquired(sent)
+	}
+	return ok, retryIn, err
+}
+
+// Release is ReleaseCtx with context.Background().
+func (s *Semaphore) Release() (bool, error) {
+	return s.ReleaseCtx(context.Background())
+}
+
+// ReleaseCtx frees this instance's permit, and only it, stops its
+// watchdog, and wakes one waiter of each process waiting on the key
+// (unless WithoutWakeups). It reports false, with a nil error, when this
+// instance held no permit (never taken, expired, or released already). On
+// go-zero's store it may also answer false when go-zero's client resent a
+// release whose first reply was lost: true or false, the permit is not
+// this instance's afterwards.
+//
+// It returns ErrNotSemaphore when the key holds another kind of value, and
+// a wrapped store error when Redis cannot answer; errors.Is(err,
+// ctx.Err()) holds when the context ended. Callers that release on the way
+// out of a request should pass a context that is not already cancelled,
+// such as context.WithoutCancel(ctx).
+func (s *Semaphore) ReleaseCtx(ctx context.Context) (bool, error) {
+	// The watchdog stops first, even when ctx has ended: a release that
+	// cannot reach Redis must not leave it renewing.
+	s.stopWatchdog(ctx, zerolock.ErrReleased)
+	if err := ctx.Err(); err != nil {
+		return false, s.wrap(ctx, "release", err)
+	}
+	seen := s.state.beginRelease()
+	cmd, err := within(ctx, s.guard, func() *redis.Cmd {
+		return semaphoreReleaseScript.runOnce(ctx, s.store, s.proc, s.keys, s.releaseArgs...)
+	})
+	var reply any
+	if err == nil {
+		reply, err = cmd.Result()
+	}
+	if err != nil {
+		return false, s.wrap(ctx, "release", err)
+	}
+	if s.state.endRelease(seen) {
+		s.forget()
+	}
+	n, ok := reply.(int64)
+	if !ok {
+		return false, s.wrap(ctx, "release", semaphoreReplyError(reply))
+	}
+	return n == 1, nil
+}
+
+// Refresh is RefreshCtx with context.Background().
+func (s *Semaphore) Refresh() (bool, error) {
+	return s.RefreshCtx(context.Background())
+}
+
+// RefreshCtx extends this instance's permit to the semaphore's expiry
+// (plus the tolerance) only while the permit is still live: a
+// compare-and-extend, the one a Watch renews with. It reports false with a
+// nil error when the permit was lost (expired, deleted, or never taken)
+// and never re-creates one, even when a permit is free.
+//
+// It returns ErrInvalidExpiry for a negative or empty expiry,
+// ErrNotSemaphore when the key holds another kind of value, and a wrapped
+// store error when Redis cannot answer (errors.Is(err, ctx.Err()) holds
+// when the context ended), after which the permit may or may not have been
+// extended.
+func (s *Semaphore) RefreshCtx(ctx context.Context) (bool, error) {
+	px, err := s.px()
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, s.wrap(ctx, "refresh", err)
+	}
+	sent := time.Now()
+	n, err := within(ctx, s.guard, func() int64Reply {
+		return s.renew(ctx, px)
+	})
+	if err == nil {
+		err = n.err
+	}
+	if err != nil {
+		return false, s.wrap(ctx, "refresh", err)
+	}
+	if n.n != 1 {
+		return false, nil
+	}
+	// A Watch started later counts its validity from this refresh.
+	s.noteAcquired(sent)
+	return true, nil
+}
+
+// Watch keeps this instance's permit alive while work runs, renewing it
+// with the compare-and-extend of RefreshCtx (a lost permit is never
+// re-created), and returns a context derived from ctx for that work. Its
+// context.Cause is zerolock.ErrLockLost when the permit was lost (expired
+// or deleted), zerolock.ErrRenewFailed when renewals failed for so long
+// that it may have expired, zerolock.ErrMaxHold, zerolock.ErrReleased after
+// ReleaseCtx, or ctx's own cause; see RedisLock.Watch. Watch of a permit
+// that is not held returns a context already cancelled with ErrLockLost.
+func (s *Semaphore) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
+	px, err := s.px()
+	return s.watch(ctx, px, err, func(ctx context.Context, px time.Duration) (int64, error) {
+		r := s.renew(ctx, px)
+		if errors.Is(r.err, ErrNotSemaphore) {
+			return 0, nil // the key is no longer a semaphore: the permit is lost
+		}
+		return r.n, r.err
+	}, opts)
+}
+
+// int64Reply is the answer of a script that replies with an integer.
+type int64Reply struct {
+	n   int64
+	err error
+}
+
+// renew runs the compare-and-extend once: 1 when extended, 0 when the
+// permit is lost.
+func (s *Semaphore) renew(ctx context.Context, px time.Duration) int64Reply {
+	reply, err := semaphoreRenewScript.run(ctx, s.store, s.keys, s.token, px.Milliseconds()).Result()
+	if err != nil {
+		return int64Reply{err: err}
+	}
+	if n, ok := reply.(int64); ok {
+		return int64Reply{n: n}
+	}
+	return int64Reply{err: semaphoreReplyError(reply)}
+}
+
+// TTL reports how long until a permit is free: 0 when one is free now,
+// else the time until the earliest live permit expires, as the Redis
+// server's clock sees it. A permit released before then frees one sooner.
+// It returns ErrNotSemaphore when the key holds another kind of value,
+// and a wrapped store error when Redis cannot answer.
+func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
+	live, earliest, err := s.status(ctx, "ttl")
+	if err != nil || live < s.permits {
+		return 0, err
+	}
+	return earliest, nil
+}
+
+// Holders reports how many permits are live now, whoever holds them. It
+// returns ErrNotSemaphore when the key holds another kind of value, and a
+// wrapped store error when Redis cannot answer.
+func (s *Semaphore) Holders(ctx context.Context) (int, error) {
+	live, _, err := s.status(ctx, "holders")
+	return live, err
+}
+
+// status reads the live permits and the time until the earliest expires.
+func (s *Semaphore) status(ctx context.Context, op string) (int, time.Duration, error) {
+	cmd, err := within(ctx, s.guard, func() *redis.Cmd {
+		return semaphoreStateScript.run(ctx, s.store, s.keys)
+	})
+	var reply any
+	if err == nil {
+		reply, err = cmd.Result()
+	}
+	if err != nil {
+		return 0, 0, s.wrap(ctx, op, err)
+	}
+	if r, ok := reply.([]any); ok && len(r) == 2 {
+		live, okLive := r[0].(int64)
+		ms, okMS := r[1].(int64)
+		if okLive && okMS {
+			return int(live), time.Duration(ms) * time.Millisecond, nil
+		}
+	}
+	return 0, 0, s.wrap(ctx, op, semaphoreReplyError(reply))
+}
+
+// semaphoreReplyError is the error of a reply that is not the script's
+// answer: ErrNotSemaphore for the scripts' report of a key of another
+// type, else ErrUnexpectedReply.
+func semaphoreReplyError(reply any) error {
+	if r, ok := reply.(string); ok {
+		if kind, found := strings.CutPrefix(r, "WRONGTYPE "); found {
+			return fmt.Errorf("%w (WRONGTYPE: it holds a %s)", ErrNotSemaphore, kind)
+		}
+	}
+	return fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+}
+
+// px is the expiry sent to Redis: the expiry plus the tolerance, rounded
+// up to whole milliseconds.
+func (s *Semaphore) px() (time.Duration, error) {
+	expiry := time.Duration(s.expiry.Load())
+	px := expiry + s.tolerance
+	if expiry < 0 || px < time.Millisecond {
+		return 0, ErrInvalidExpiry
+	}
+	return (px + time.Millisecond - 1).Truncate(time.Millisecond), nil
+}
+
+// wrap names the operation and key, and makes errors.Is(err, ctx.Err())
+// hold whenever the context has ended, whatever the store returned. Like
+// RedisLock.wrap, a failure that is not a Redis reply makes a cluster
+// client refresh its slot map.
+func (s *Semaphore) wrap(ctx context.Context, op string, err error) error {
+	var reply redis.Error
+	if r, ok := s.store.(stateReloader); ok && !errors.As(err, &reply) && !errors.Is(err, ErrNotSemaphore) {
+		r.ReloadState(context.WithoutCancel(ctx))
+	}
+	if ctxErr := ctxdone.Err(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("redislock: semaphore %s %q: %w (%w)", op, s.key, err, ctxErr)
+	}
+	return fmt.Errorf("redislock: semaphore %s %q: %w", op, s.key, err)
+}
