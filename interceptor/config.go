@@ -20,6 +20,13 @@ const (
 	// returned, without running the method. A retry while the first call
 	// runs is Aborted, as in inflight mode.
 	ModeReplay = guard.ModeReplay
+	// ModeLimit lets up to Permits calls of one key run at once (two
+	// concurrent exports per user, say) and refuses the next with
+	// codes.Aborted, a RetryInfo and a QuotaFailure (see the package doc
+	// for why not ResourceExhausted). Each call holds a permit of a
+	// semaphore until the method returns or panics, and a crashed server's
+	// permits free themselves after Expire. It needs a Redis store backend.
+	ModeLimit = guard.ModeLimit
 )
 
 // Defaults of LockConf, as its conf tags declare them.
@@ -41,8 +48,11 @@ type LockConf struct {
 	Prefix string `json:",default=zerolock"`
 	// Expire is the lock's lifetime in Redis.
 	Expire time.Duration `json:",default=5s"`
-	// Mode is inflight, window or replay.
-	Mode string `json:",default=inflight,options=inflight|window|replay"`
+	// Mode is inflight, window, replay or limit.
+	Mode string `json:",default=inflight,options=inflight|window|replay|limit"`
+	// Permits is how many calls of one key limit mode lets run at once,
+	// for the rules in limit mode that do not set their own.
+	Permits int `json:",optional"`
 	// Retain is how long replay mode keeps a completed call's result and
 	// hands it to retries. Every result kept costs Redis memory for that
 	// long.
@@ -72,7 +82,12 @@ type LockRule struct {
 	// Expire overrides LockConf.Expire for this method.
 	Expire time.Duration `json:",optional"`
 	// Mode overrides LockConf.Mode for this method.
-	Mode string `json:",optional,options=inflight|window|replay"`
+	Mode string `json:",optional,options=inflight|window|replay|limit"`
+	// Permits overrides LockConf.Permits for this method (limit mode
+	// only): how many calls of one key run at once. Limit mode needs it
+	// here or in LockConf; on a rule in another mode it is a configuration
+	// error.
+	Permits int `json:",optional"`
 	// Retain overrides LockConf.Retain for this method, in replay mode.
 	Retain time.Duration `json:",optional"`
 	// Fingerprint lists the key specs whose values must be the same for a

@@ -68,8 +68,10 @@ func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.Un
 // UnaryServerInterceptorWithBackend is UnaryServerInterceptor for any lock
 // backend: redislock.RedLockBackend over independent masters, or a lock on
 // another service. Renew and Fence are refused when its locks cannot renew
-// or fence, and replay mode when they cannot store a result
-// (zerolock.Recorder): Redlock, etcd and ZooKeeper locks cannot.
+// or fence, replay mode when they cannot store a result
+// (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and limit
+// mode when the backend makes no semaphores (zerolock.SemaphoreBackend:
+// only a Redis store backend does).
 func UnaryServerInterceptorWithBackend(c LockConf, backend zerolock.Backend) (grpc.UnaryServerInterceptor, error) {
 	c = withDefaults(c)
 	rules := make(map[string]*rule, len(c.Rules))
@@ -86,6 +88,9 @@ func UnaryServerInterceptorWithBackend(c LockConf, backend zerolock.Backend) (gr
 		if c.Fence && ru.policy.Replay {
 			return nil, fmt.Errorf("%w: rule %s: Fence cannot be used in replay mode: its acquisition, which also "+
 				"reads a stored result, mints no fencing token; use inflight mode for a fenced method", ErrBadConfig, ru.method)
+		}
+		if err := checkLimit(c, ru, backend); err != nil {
+			return nil, err
 		}
 		if _, dup := rules[ru.method]; dup {
 			return nil, fmt.Errorf("%w: two rules for %s", ErrBadConfig, ru.method)
@@ -141,6 +146,8 @@ func (l *locker) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 		return nil, status.Error(codes.Unavailable, "zerolock: the call cannot be checked for duplicates right now, try again")
 	case guard.Rejected:
 		return nil, duplicate(res)
+	case guard.Limited:
+		return nil, overLimit(ru, res)
 	case guard.FailedOpen:
 		return handler(ctx, req)
 	case guard.Stored:

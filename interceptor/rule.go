@@ -81,7 +81,8 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 		hasFields = hasFields || s.Source == sourceField
 		perCaller = perCaller || s.Source == sourceMetadata || s.Source == sourceCtx || s.Source == sourcePeer
 	}
-	policy, err := guard.ResolvePolicy(c.Expire, c.Mode, r.Expire, r.Mode)
+	policy, err := guard.ResolvePolicy(guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits},
+		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits})
 	if err != nil {
 		return nil, bad("%v", err)
 	}

@@ -28,6 +28,13 @@ const (
 	// stores nothing and frees the key, so the retry runs again. See the
 	// package doc.
 	ModeReplay = guard.ModeReplay
+	// ModeLimit lets up to Permits requests of one key run at once (two
+	// concurrent exports per user, say) and refuses the next with 429 Too
+	// Many Requests and Retry-After. Each request holds a permit of a
+	// semaphore until its handler returns (or panics, or go-zero's timeout
+	// ends it), and a crashed server's permits free themselves after
+	// Expire. It needs a Redis store backend. See LockRule.Permits.
+	ModeLimit = guard.ModeLimit
 )
 
 // Defaults of LockConf, as its conf tags declare them.
@@ -52,8 +59,11 @@ type LockConf struct {
 	// Expire is the lock's lifetime in Redis: the window in window mode, the
 	// safety net that frees a crashed handler's lock in inflight mode.
 	Expire time.Duration `json:",default=5s"`
-	// Mode is inflight, window or replay.
-	Mode string `json:",default=inflight,options=inflight|window|replay"`
+	// Mode is inflight, window, replay or limit.
+	Mode string `json:",default=inflight,options=inflight|window|replay|limit"`
+	// Permits is how many requests of one key limit mode lets run at once,
+	// for the rules in limit mode that do not set their own.
+	Permits int `json:",optional"`
 	// FailOpen lets requests through, logged, when Redis cannot be reached.
 	// By default they are refused with 503.
 	FailOpen bool `json:",optional"`
@@ -108,7 +118,11 @@ type LockRule struct {
 	// Expire overrides LockConf.Expire for this route.
 	Expire time.Duration `json:",optional"`
 	// Mode overrides LockConf.Mode for this route.
-	Mode string `json:",optional,options=inflight|window|replay"`
+	Mode string `json:",optional,options=inflight|window|replay|limit"`
+	// Permits overrides LockConf.Permits for this route (limit mode only):
+	// how many requests of one key run at once. Limit mode needs it here or
+	// in LockConf; on a rule in another mode it is a configuration error.
+	Permits int `json:",optional"`
 	// Retain overrides LockConf.Retain for this route (replay mode only).
 	Retain time.Duration `json:",optional"`
 	// MaxResponseBytes overrides LockConf.MaxResponseBytes for this route

@@ -39,7 +39,8 @@ var metrics = guard.NewMetrics("http", "route")
 // store. Every problem in c (an unknown key source, a malformed spec, a
 // path key that names no variable of the route, an unknown mode, a
 // non-4xx RejectCode, two rules for one route, a malformed Fingerprint
-// spec, Fence in replay mode) is an error wrapping ErrBadConfig here, at
+// spec, Fence in replay or limit mode, limit mode without Permits or
+// Permits in another mode) is an error wrapping ErrBadConfig here, at
 // start-up, rather than a 500 later. Zero fields of a LockConf built in
 // code take the defaults its conf tags declare.
 //
@@ -78,9 +79,11 @@ func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddlew
 // NewLockMiddlewareWithBackend is NewLockMiddleware for any lock backend:
 // redislock.RedLockBackend over independent masters, or a lock on another
 // service. Renew and Fence are refused when its locks cannot renew or
-// fence, and replay mode when they cannot store a result in place of the
-// lock (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), all
-// with errors wrapping ErrBadConfig.
+// fence, replay mode when they cannot store a result in place of the
+// lock (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and
+// limit mode when the backend makes no semaphores
+// (zerolock.SemaphoreBackend: only a Redis store backend does), all with
+// errors wrapping ErrBadConfig.
 func NewLockMiddlewareWithBackend(c LockConf, backend zerolock.Backend) (*LockMiddleware, error) {
 	c = withDefaults(c)
 	if err := validateConf(c); err != nil {
@@ -134,6 +137,9 @@ func (m *LockMiddleware) compile(r LockRule) (*rule, error) {
 		if err := g.Check(); err != nil {
 			return nil, fmt.Errorf("%w: rule %s: %v", ErrBadConfig, ru.label, err)
 		}
+	}
+	if err := m.checkLimit(ru); err != nil {
+		return nil, err
 	}
 	warnIfShared(ru)
 	return ru, nil
@@ -228,6 +234,9 @@ func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseW
 			"the same request is already being handled, retry later")
 		e.RetryAfter = res.RetryAfter
 		respond(w, r, e)
+		return
+	case guard.Limited:
+		respond(w, r, limitExceeded(ru, res.RetryAfter))
 		return
 	case guard.FailedOpen:
 		next(w, r)

@@ -44,9 +44,9 @@ const (
 type Guard struct {
 	Backend  zerolock.Backend
 	FailOpen bool
-	// Renew keeps an inflight lock alive while the handler runs (Policy
-	// Window locks are never renewed) and gives the handler a context that
-	// ends when the lock is lost.
+	// Renew keeps an inflight lock or a limit mode permit alive while the
+	// handler runs (Policy Window locks are never renewed) and gives the
+	// handler a context that ends when the lock is lost.
 	Renew bool
 	// Fence mints a fencing token per acquisition and puts it in the
 	// handler's context (zerolock.FenceFromContext).
@@ -66,7 +66,8 @@ type Result struct {
 	Ctx context.Context
 	// Lease is set when Outcome is Acquired.
 	Lease *Lease
-	// RetryAfter is the holder's remaining time when Outcome is Rejected.
+	// RetryAfter is the holder's remaining time when Outcome is Rejected;
+	// when it is Limited, the time until the next permit frees by expiry.
 	RetryAfter time.Duration
 	// Err is the store's error when Outcome is StoreError or FailedOpen.
 	Err error
@@ -77,10 +78,16 @@ type Result struct {
 // Acquire tries once to take key under policy. label names the route or
 // method in metrics and logs; logs carry a digest of the key, never values.
 func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) Result {
-	lock := g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire, Fencing: g.Fence})
+	lock, err := g.newLock(key, policy)
+	if err != nil {
+		// CheckLimit refused this at start-up: not an outage, never served
+		// unlocked.
+		logx.WithContext(ctx).Errorf("zerolock: lock for %s: %v", label, err)
+		g.Metrics.count(label, StoreError)
+		return Result{Outcome: StoreError, Err: err}
+	}
 	var (
 		ok     bool
-		err    error
 		record []byte
 	)
 	if rec, isRecorder := lock.(zerolock.Recorder); policy.Replay && isRecorder {
@@ -106,6 +113,8 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 			label, keyspec.Digest(key), err)
 	case record != nil:
 		return Result{Outcome: Stored, Record: record} // counted by the transport
+	case !ok && policy.Permits > 0:
+		res = Result{Outcome: Limited, RetryAfter: retryAfter(ctx, lock, policy.Expire)}
 	case !ok:
 		res = Result{Outcome: Rejected, RetryAfter: retryAfter(ctx, lock, policy.Expire)}
 	default:
@@ -113,7 +122,7 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 		if w, ok := lock.(zerolock.Watcher); ok && g.Renew && !policy.Window {
 			res.Ctx = w.Watch(ctx)
 		}
-		if f, ok := lock.(zerolock.Fencer); ok && g.Fence {
+		if f, ok := lock.(zerolock.Fencer); ok && g.Fence && policy.Permits == 0 {
 			res.Ctx = zerolock.ContextWithFence(res.Ctx, f.Fence())
 		}
 	}

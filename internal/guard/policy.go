@@ -11,6 +11,7 @@ const (
 	ModeInflight = "inflight"
 	ModeWindow   = "window"
 	ModeReplay   = "replay"
+	ModeLimit    = "limit"
 )
 
 // DefaultRetain is how long replay mode keeps a completed result.
@@ -30,19 +31,44 @@ type Policy struct {
 	Replay bool
 	// Retain is how long a replay result is kept; the transports set it.
 	Retain time.Duration
+	// Permits, in limit mode, is how many requests of one key run at once:
+	// the lock is a semaphore of that many permits (each expiring after
+	// Expire on its own), released when the handler returns. It is zero
+	// in the other modes.
+	Permits int
 }
 
-// ResolvePolicy applies a rule's overrides (zero for none) to the
-// configuration's defaults and validates the result.
-func ResolvePolicy(expire time.Duration, mode string, ruleExpire time.Duration, ruleMode string) (Policy, error) {
-	if ruleExpire != 0 {
-		expire = ruleExpire
+// Settings are the lock settings of a configuration, the defaults of its
+// rules, or those one rule overrides (zero fields for none).
+type Settings struct {
+	Expire  time.Duration
+	Mode    string
+	Permits int
+}
+
+// ResolvePolicy applies a rule's overrides to the configuration's defaults
+// and validates the result. Limit mode needs Permits of at least 1, from
+// the rule or the defaults; Permits on a rule in another mode is refused,
+// since it would do nothing. The errors wrap ErrBadPolicy.
+func ResolvePolicy(defaults, rule Settings) (Policy, error) {
+	expire, mode, permits := defaults.Expire, defaults.Mode, defaults.Permits
+	if rule.Expire != 0 {
+		expire = rule.Expire
 	}
-	if ruleMode != "" {
-		mode = ruleMode
+	if rule.Mode != "" {
+		mode = rule.Mode
 	}
-	if expire < time.Millisecond {
+	if rule.Permits != 0 {
+		permits = rule.Permits
+	}
+	switch {
+	case expire < time.Millisecond:
 		return Policy{}, fmt.Errorf("%w: expire %v must be at least 1ms", ErrBadPolicy, expire)
+	case defaults.Permits < 0 || rule.Permits < 0:
+		return Policy{}, fmt.Errorf("%w: Permits %d must not be negative", ErrBadPolicy, min(defaults.Permits, rule.Permits))
+	case mode != ModeLimit && rule.Permits != 0:
+		return Policy{}, fmt.Errorf("%w: Permits is for limit mode only (this rule is in %s mode): set Mode: limit, or remove it",
+			ErrBadPolicy, mode)
 	}
 	switch mode {
 	case ModeInflight:
@@ -51,8 +77,14 @@ func ResolvePolicy(expire time.Duration, mode string, ruleExpire time.Duration, 
 		return Policy{Expire: expire, Window: true}, nil
 	case ModeReplay:
 		return Policy{Expire: expire, Replay: true, Retain: DefaultRetain}, nil
+	case ModeLimit:
+		if permits < 1 {
+			return Policy{}, fmt.Errorf("%w: limit mode needs Permits of at least 1, "+
+				"the number of requests of one key that may run at once (Permits: 2, say)", ErrBadPolicy)
+		}
+		return Policy{Expire: expire, Permits: permits}, nil
 	}
-	return Policy{}, fmt.Errorf("%w: unknown mode %q (inflight, window or replay)", ErrBadPolicy, mode)
+	return Policy{}, fmt.Errorf("%w: unknown mode %q (inflight, window, replay or limit)", ErrBadPolicy, mode)
 }
 
 // KeepAfter reports whether the lock stays held after the handler ended:

@@ -1,0 +1,61 @@
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zerolock/zerolock"
+)
+
+// Limited: in limit mode, every permit of the key is held, so the request
+// is refused (Result.RetryAfter says when the next permit frees by
+// expiry at the latest).
+const Limited Outcome = "limited"
+
+// errNoSemaphores is the error of a limit-mode acquisition on a backend
+// that makes no semaphores, which CheckLimit refuses at start-up.
+var errNoSemaphores = errors.New("guard: limit mode needs a zerolock.SemaphoreBackend")
+
+// newLock returns the lock of key under policy: a semaphore of
+// policy.Permits in limit mode, otherwise the backend's Locker. Its error
+// is a misconfiguration, never an outage.
+func (g *Guard) newLock(key string, policy Policy) (zerolock.Locker, error) {
+	if policy.Permits == 0 {
+		return g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire, Fencing: g.Fence}), nil
+	}
+	sb, ok := g.Backend.(zerolock.SemaphoreBackend)
+	if !ok {
+		return nil, fmt.Errorf("%w (%T is not one)", errNoSemaphores, g.Backend)
+	}
+	// A semaphore's holders share the key, so no fencing token orders them;
+	// CheckLimit refuses Fence with limit mode.
+	return sb.NewSemaphore(key, policy.Permits, zerolock.LockerOptions{Expiry: policy.Expire})
+}
+
+// CheckLimit tells whether the backend can serve a rule in limit mode: it
+// must be a zerolock.SemaphoreBackend (a Redis store backend is; Redlock,
+// etcd and ZooKeeper backends are not), whose semaphores can renew when
+// Renew is set. Fence is refused: up to Permits requests hold one key at
+// once, so a fencing token would order nothing. The errors wrap
+// ErrBadPolicy and name the fix.
+func (g *Guard) CheckLimit() error {
+	if g.Fence {
+		return fmt.Errorf("%w: Fence cannot be used in limit mode: up to Permits requests hold one key at once, "+
+			"so no fencing token orders them; use inflight mode for a fenced route", ErrBadPolicy)
+	}
+	sb, ok := g.Backend.(zerolock.SemaphoreBackend)
+	if !ok {
+		return fmt.Errorf("%w: limit mode needs a lock backend that makes semaphores (%T cannot: "+
+			"Redlock, etcd and ZooKeeper backends cannot); use a Redis store backend "+
+			"(a go-zero store or go-redis client, redislock.StoreBackend)", ErrBadPolicy, g.Backend)
+	}
+	sem, err := sb.NewSemaphore("zerolock:check", 1, zerolock.LockerOptions{Expiry: time.Second})
+	if err != nil {
+		return fmt.Errorf("%w: limit mode: %v", ErrBadPolicy, err)
+	}
+	if _, ok := sem.(zerolock.Watcher); g.Renew && !ok {
+		return fmt.Errorf("%w: Renew needs a lock backend whose semaphores can renew (%T cannot)", ErrBadPolicy, sem)
+	}
+	return nil
+}
