@@ -92,6 +92,28 @@
 // ZooKeeper backends are refused at start-up, and so is Fence, since the
 // acquisition that also reads a stored result mints no fencing token.
 //
+// # Limit
+//
+// In limit mode (Mode: limit and Permits: N, on the conf or a rule) a rule
+// lets up to N calls of one key run at once, two concurrent exports per
+// caller, say. Each call holds a permit of a Redis semaphore while the
+// method runs and gives it back when the method returns or panics; a
+// crashed server's permits free themselves after Expire, and Renew keeps a
+// long call's permit alive. The call over the limit gets codes.Aborted
+// with a RetryInfo (the time until the next permit frees by expiry at the
+// latest) and a QuotaFailure naming the method, the key specs and N.
+//
+// Not ResourceExhausted, the code of a quota: go-zero counts it as a
+// failure of the server, in the zrpc client's breaker, the server's
+// breaker and the p2c balancer (zrpc/internal/codes.Acceptable refuses
+// DeadlineExceeded, Internal, Unavailable, DataLoss, Unimplemented and
+// ResourceExhausted), so one caller's burst over its limit would open the
+// breaker for every caller of the service. Aborted is accepted; the
+// QuotaFailure tells a limit refusal from a duplicate's. Limit mode needs
+// a Redis store backend: Redlock, etcd and ZooKeeper backends are refused
+// at start-up, and so are Fence with limit mode and Permits on a rule in
+// another mode.
+//
 // # What a key hashes
 //
 // Keys are derived by the same code as the REST middleware's: the prefix,

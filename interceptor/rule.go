@@ -18,9 +18,10 @@ import (
 // an unknown key source, a malformed spec or method name, a method that no
 // linked service declares (see LockRule.SkipMethodCheck) or that the
 // server does not serve (see CheckServed), a field path that the method's
-// request message does not have, Fence in replay mode, a replay backend
-// that cannot store results, Retain or Fingerprint on a rule that is not
-// in replay mode.
+// request message does not have, Fence in replay or limit mode, a replay
+// backend that cannot store results, Retain or Fingerprint on a rule that
+// is not in replay mode, limit mode without Permits or on a backend that
+// makes no semaphores, Permits on a rule that is not in limit mode.
 var ErrBadConfig = errors.New("interceptor: bad lock configuration")
 
 // The key sources of a gRPC call.

@@ -138,4 +138,30 @@
 // Fence with replay mode. Renew may be used. A kept response costs Redis
 // memory for Retain: about 900 bytes (MEMORY USAGE) for a 1 KiB JSON
 // answer, which is compressed, and 360 for a 100-byte one.
+//
+// # Limit: concurrent requests per key
+//
+// In limit mode a rule lets up to Permits requests of one key run at once,
+// two concurrent exports per user, say, rather than one:
+//
+//	Lock:
+//	  Rules:
+//	    - Method: GET
+//	      Path: /exports
+//	      Keys: [claim:userId]
+//	      Mode: limit
+//	      Permits: 2
+//
+// Each request holds a permit of a Redis semaphore (redislock.Semaphore)
+// while its handler runs, and gives it back when the handler returns,
+// panics or is ended by go-zero's timeout. The next request over the limit
+// gets 429 limit_exceeded (ErrLimitExceeded) with Retry-After: the time
+// until the next permit frees by expiry at the latest, since one may free
+// sooner on release. A permit of a crashed server frees itself after
+// Expire; Renew keeps a long export's permit alive. go-zero's own breaker
+// counts only 5xx answers, so a 429 does not open it. Limit mode needs
+// Permits of at least 1 (on the rule, or LockConf.Permits as the default),
+// and a Redis store backend (node, Sentinel or Cluster): Redlock, etcd and
+// ZooKeeper backends are refused at start-up, and so are Fence with limit
+// mode and Permits on a rule in another mode.
 package middleware
