@@ -1,0 +1,477 @@
+package redislock
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock"
+)
+
+// ErrOtherSideHeld is returned by RLockCtx (and RLockWaitCtx) when the same
+// RWLock instance holds the write side, and by LockCtx (and LockWaitCtx)
+// when it holds a read share: an instance holds one side at a time, and
+// upgrading or downgrading in place is not offered (release one side, then
+// take the other).
+var ErrOtherSideHeld = errors.New("redislock: this RWLock instance holds the other side")
+
+var (
+	//go:embed rwlock_rlock.lua
+	rwRLockSource string
+	rwRLockScript = newScript(rwRLockSource)
+
+	//go:embed rwlock_lock.lua
+	rwLockSource string
+	rwLockScript = newScript(rwLockSource)
+
+	//go:embed rwlock_runlock.lua
+	rwRUnlockSource string
+	rwRUnlockScript = newScript(rwRUnlockSource)
+
+	//go:embed rwlock_unlock.lua
+	rwUnlockSource string
+	rwUnlockScript = newScript(rwUnlockSource)
+
+	//go:embed rwlock_renewread.lua
+	rwRenewReadSource string
+	rwRenewReadScript = newScript(rwRenewReadSource)
+
+	//go:embed rwlock_abandon.lua
+	rwAbandonSource string
+	rwAbandonScript = newScript(rwAbandonSource)
+)
+
+// An RWLock is a read-write lock on one Redis key: many readers or one
+// writer. Each instance has its own token and holds at most one side at a
+// time; make one instance per holder. It is safe for concurrent use.
+//
+// The writer holds the key itself, as a RedisLock does (so a RedisLock on
+// the same key excludes writers, and readers while it holds the key).
+// Readers hold shares in a sorted set beside it, in the key's Cluster slot,
+// each share expiring on its own on the server's clock: a crashed reader
+// frees its share after its expiry, never the others'. Every operation is
+// one Lua script (Redis 5 or later: the scripts read the server's clock).
+//
+// A writer that waits (LockWaitCtx) stops new readers from starving it:
+// while it waits, RLockCtx refuses new readers (readers already holding
+// may refresh their shares), and once the shares are gone the writer gets
+// the key before further readers. A single LockCtx try never holds readers
+// back. Waiters are woken on release: every waiter when a writer unlocks or
+// a waiting writer gives up, and when the last reader unlocks.
+//
+// Every write hold gets a fencing token from the counter WithFencing uses,
+// and a reader gets the token of the latest writer before it (Fence).
+type RWLock struct {
+	store     Store
+	key       string
+	token     string
+	tolerance time.Duration
+	waitOpts  waitOptions
+	guard     deadlineGuard
+	quiet     bool // WithoutWakeups
+
+	// Arguments built once.
+	keys       []string // {key, readers, intent, fence counter}
+	writerKeys []string // {key}
+	readerKeys []string // {readers}
+	intentKeys []string // {intent}
+	wakeArgs   []any    // {channel, wakeAllPayload}, or none WithoutWakeups
+	channel    string
+
+	expiry atomic.Int64 // time.Duration
+	fence  atomic.Int64
+
+	mu   sync.Mutex
+	side side // what this instance may hold, as Redis last answered
+
+	keeper // the watchdog of the side held
+}
+
+// side is which side of an RWLock an instance may hold.
+type side uint8
+
+const (
+	sideNone side = iota
+	sideRead
+	sideWrite
+)
+
+// NewRWLock returns a read-write lock on key in any Store (GoZeroStore
+// adapts go-zero's *redis.Redis). The options are RedisLock's: WithExpiry,
+// WithTolerance, WithBackoff, WithoutWakeups and WithDeadlineGuard apply;
+// fencing is always on, and WithReplicaAcks is ignored.
+func NewRWLock(store Store, key string, opts ...Option) *RWLock {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	readers := companionKey(key, "zerolock.readers")
+	intent := companionKey(key, "zerolock.writer-waiting")
+	l := &RWLock{
+		store:      store,
+		key:        key,
+		token:      newToken(),
+		tolerance:  o.tolerance,
+		waitOpts:   o.wait,
+		guard:      guardFor(store, o.deadlineGuard),
+		quiet:      o.quietRelease,
+		keys:       []string{key, readers, intent, companionKey(key, "zerolock.fence")},
+		writerKeys: []string{key},
+		readerKeys: []string{readers},
+		intentKeys: []string{intent},
+		channel:    releaseChannel(key),
+	}
+	if !o.quietRelease {
+		l.wakeArgs = []any{l.channel, wakeAllPayload}
+	}
+	l.expiry.Store(int64(o.expiry))
+	return l
+}
+
+// Key returns the Redis key of the lock (the writer's).
+func (l *RWLock) Key() string {
+	return l.key
+}
+
+// SetExpire sets the expiry of both sides in whole seconds, as go-zero's
+// RedisLock does. It applies to the next acquire or refresh. A negative
+// value makes them return ErrInvalidExpiry.
+func (l *RWLock) SetExpire(seconds int) {
+	l.SetExpiry(time.Duration(seconds) * time.Second)
+}
+
+// SetExpiry sets the expiry of both sides with millisecond precision
+// (rounded up). It applies to the next acquire or refresh. A negative value
+// makes them return ErrInvalidExpiry.
+func (l *RWLock) SetExpiry(expiry time.Duration) {
+	l.expiry.Store(int64(expiry))
+}
+
+// RLock is RLockCtx with context.Background().
+func (l *RWLock) RLock() (bool, error) {
+	return l.RLockCtx(context.Background())
+}
+
+// RLockCtx tries once to take a read share. It reports true when this
+// instance holds a share afterwards (taken, or already held and its expiry
+// refreshed), and false with a nil error when a writer holds the key or
+// another writer waits for it.
+//
+// It returns ErrOtherSideHeld when this instance holds the write side,
+// ErrInvalidExpiry for a negative or empty expiry, and a wrapped store
+// error when Redis cannot answer (errors.Is(err, ctx.Err()) holds when the
+// context ended), after which the share may or may not be held.
+func (l *RWLock) RLockCtx(ctx context.Context) (bool, error) {
+	ok, _, err := l.tryOnce(ctx, "rlock", func(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
+		return l.tryRead(ctx, px)
+	})
+	return ok, err
+}
+
+// Lock is LockCtx with context.Background().
+func (l *RWLock) Lock() (bool, error) {
+	return l.LockCtx(context.Background())
+}
+
+// LockCtx tries once to take the write side. It reports true when this
+// instance holds it afterwards (taken, with a new fencing token, or
+// already held and its expiry refreshed), and false with a nil error when
+// another writer holds it or a reader's share is left. A refused LockCtx
+// leaves nothing behind: it does not hold new readers back, as a waiting
+// LockWaitCtx does.
+//
+// It returns ErrOtherSideHeld when this instance holds a read share,
+// ErrInvalidExpiry for a negative or empty expiry, and a wrapped store
+// error when Redis cannot answer (errors.Is(err, ctx.Err()) holds when the
+// context ended), after which the write side may or may not be held.
+func (l *RWLock) LockCtx(ctx context.Context) (bool, error) {
+	ok, _, err := l.tryOnce(ctx, "lock", func(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
+		return l.tryWrite(ctx, px, false)
+	})
+	return ok, err
+}
+
+// tryOnce checks the expiry and the context, then makes one attempt.
+func (l *RWLock) tryOnce(ctx context.Context, op string,
+	try func(context.Context, time.Duration) (bool, time.Duration, error)) (bool, time.Duration, error) {
+	px, err := l.px()
+	if err != nil {
+		return false, 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, 0, l.wrap(ctx, op, err)
+	}
+	ok, retryIn, err := try(ctx, px)
+	if err != nil && !errors.Is(err, ErrOtherSideHeld) {
+		err = l.wrap(ctx, op, err)
+	}
+	return ok, retryIn, err
+}
+
+// tryRead makes one read attempt: whether it won, the retry hint of a
+// refusal, and ErrOtherSideHeld or a store error.
+func (l *RWLock) tryRead(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
+	return l.acquire(ctx, sideRead, func() *redis.Cmd {
+		return rwRLockScript.run(ctx, l.store, l.keys, l.token, px.Milliseconds())
+	})
+}
+
+// tryWrite makes one write attempt; a waiting writer leaves its intent
+// when refused.
+func (l *RWLock) tryWrite(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
+	wait := "0"
+	if waiting {
+		wait = "1"
+	}
+	return l.acquire(ctx, sideWrite, func() *redis.Cmd {
+		return rwLockScript.run(ctx, l.store, l.keys, l.token, px.Milliseconds(), wait)
+	})
+}
+
+// acquire sends one acquire script for side s and records what its reply
+// says this instance holds.
+func (l *RWLock) acquire(ctx context.Context, s side, send func() *redis.Cmd) (bool, time.Duration, error) {
+	sent := time.Now()
+	cmd, err := within(ctx, l.guard, send)
+	var reply any
+	if err == nil {
+		reply, err = cmd.Result()
+	}
+	if err != nil {
+		l.setSide(s, false) // unknown outcome: the side may be held
+		return false, 0, err
+	}
+	status, n, err := parsePair(reply)
+	if err != nil {
+		return false, 0, err
+	}
+	switch status {
+	case 1:
+		l.fence.Store(n)
+		l.setSide(s, false)
+		l.noteAcquired(sent)
+		return true, 0, nil
+	case -1:
+		l.setSide(other(s), false)
+		return false, 0, ErrOtherSideHeld
+	}
+	l.setSide(s, true)
+	return false, max(time.Duration(n)*time.Millisecond, 0), nil
+}
+
+// parsePair reads a script's {status, number} reply.
+func parsePair(reply any) (int64, int64, error) {
+	if r, ok := reply.([]any); ok && len(r) == 2 {
+		status, okStatus := r[0].(int64)
+		n, okN := r[1].(int64)
+		if okStatus && okN && status >= -1 && status <= 1 {
+			return status, n, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+}
+
+func other(s side) side {
+	if s == sideRead {
+		return sideWrite
+	}
+	return sideRead
+}
+
+// setSide records that this instance may hold s, or, with lost, that it
+// does not hold s (a refusal or a release Redis answered).
+func (l *RWLock) setSide(s side, lost bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case !lost:
+		l.side = s
+	case l.side == s:
+		l.side = sideNone
+		l.forget()
+	}
+}
+
+// heldSide is the side this instance may hold.
+func (l *RWLock) heldSide() side {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.side
+}
+
+// RUnlock is RUnlockCtx with context.Background().
+func (l *RWLock) RUnlock() (bool, error) {
+	return l.RUnlockCtx(context.Background())
+}
+
+// RUnlockCtx removes this instance's read share if it still holds one,
+// stopping the watchdog of a watched read hold; the last share's removal
+// wakes the waiters (unless WithoutWakeups). It reports false, with a nil
+// error, when it held no share (never taken, expired, or this instance
+// holds the write side). It returns a wrapped store error when Redis cannot
+// answer (errors.Is(err, ctx.Err()) holds when the context ended); the
+// share then ends at its expiry at the latest.
+func (l *RWLock) RUnlockCtx(ctx context.Context) (bool, error) {
+	return l.release(ctx, "runlock", sideRead, func() *redis.Cmd {
+		return rwRUnlockScript.run(ctx, l.store, l.readerKeys, append([]any{l.token}, l.wakeArgs...)...)
+	})
+}
+
+// Unlock is UnlockCtx with context.Background().
+func (l *RWLock) Unlock() (bool, error) {
+	return l.UnlockCtx(context.Background())
+}
+
+// UnlockCtx deletes the key if this instance still holds the write side,
+// stopping the watchdog of a watched write hold, and wakes every waiter
+// (unless WithoutWakeups): readers share the lock, so all may proceed. It
+// reports false, with a nil error, when it did not hold the write side. It
+// returns a wrapped store error when Redis cannot answer (errors.Is(err,
+// ctx.Err()) holds when the context ended); the hold then ends at its
+// expiry at the latest.
+func (l *RWLock) UnlockCtx(ctx context.Context) (bool, error) {
+	return l.release(ctx, "unlock", sideWrite, func() *redis.Cmd {
+		return rwUnlockScript.run(ctx, l.store, l.writerKeys, append([]any{l.token}, l.wakeArgs...)...)
+	})
+}
+
+// release stops the watchdog of side s (before anything else, so a release
+// that cannot reach Redis does not leave it renewing) and sends the
+// release script.
+func (l *RWLock) release(ctx context.Context, op string, s side, send func() *redis.Cmd) (bool, error) {
+	if l.heldSide() == s {
+		l.stopWatchdog(ctx, zerolock.ErrReleased)
+	}
+	if err := ctx.Err(); err != nil {
+		return false, l.wrap(ctx, op, err)
+	}
+	cmd, err := within(ctx, l.guard, send)
+	var reply any
+	if err == nil {
+		reply, err = cmd.Result()
+	}
+	if err != nil {
+		return false, l.wrap(ctx, op, err)
+	}
+	n, ok := reply.(int64)
+	if !ok {
+		return false, l.wrap(ctx, op, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
+	}
+	l.setSide(s, true)
+	return n == 1, nil
+}
+
+// Refresh is RefreshCtx with context.Background().
+func (l *RWLock) Refresh() (bool, error) {
+	return l.RefreshCtx(context.Background())
+}
+
+// RefreshCtx extends the side this instance holds (its read share or the
+// write side) to the lock's expiry, only while it still holds it: a
+// compare-and-extend that never re-creates a vanished hold, as a Watch
+// renews. It reports false with a nil error when this instance holds
+// neither side or its hold was lost. It returns ErrInvalidExpiry for a
+// negative or empty expiry, and a wrapped store error when Redis cannot
+// answer (errors.Is(err, ctx.Err()) holds when the context ended).
+func (l *RWLock) RefreshCtx(ctx context.Context) (bool, error) {
+	px, err := l.px()
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, l.wrap(ctx, "refresh", err)
+	}
+	s := l.heldSide()
+	if s == sideNone {
+		return false, nil
+	}
+	sent := time.Now()
+	r, err := within(ctx, l.guard, func() renewResult {
+		n, err := l.renew(s)(ctx, px)
+		return renewResult{n, err}
+	})
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		return false, l.wrap(ctx, "refresh", err)
+	}
+	if r.n != 1 {
+		l.setSide(s, true)
+		return false, nil
+	}
+	l.noteAcquired(sent)
+	return true, nil
+}
+
+// renewResult is what one renewal returned.
+type renewResult struct {
+	n   int64
+	err error
+}
+
+// renew returns the compare-and-extend of side s: renew.lua for the key,
+// rwlock_renewread.lua for a share.
+func (l *RWLock) renew(s side) renewFunc {
+	if s == sideWrite {
+		return func(ctx context.Context, px time.Duration) (int64, error) {
+			return renewScript.run(ctx, l.store, l.writerKeys, l.token, px.Milliseconds()).Int64()
+		}
+	}
+	return func(ctx context.Context, px time.Duration) (int64, error) {
+		return rwRenewReadScript.run(ctx, l.store, l.readerKeys, l.token, px.Milliseconds()).Int64()
+	}
+}
+
+// Watch keeps the side this instance holds alive while work runs, as
+// RedisLock.Watch does for a lock: it renews the read share or the write
+// side with compare-and-extend (a vanished hold is never re-created) and
+// returns a context derived from ctx, cancelled with context.Cause
+// zerolock.ErrLockLost when the hold is lost (the share or key is gone or
+// another's), zerolock.ErrRenewFailed when renewals failed for so long that
+// the hold may have expired, zerolock.ErrMaxHold after zerolock.MaxHold,
+// zerolock.ErrReleased when the watched side is released, or ctx's own
+// cause. Watch of an instance that holds neither side returns a context
+// already cancelled with zerolock.ErrLockLost; watching again returns the
+// running watchdog's context.
+func (l *RWLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
+	px, err := l.px()
+	s := l.heldSide()
+	if err == nil && s == sideNone {
+		err = fmt.Errorf("%w: Watch of an RWLock that holds neither side", zerolock.ErrLockLost)
+	}
+	return l.watch(ctx, px, err, l.renew(s), opts)
+}
+
+// Fence returns the fencing token of this instance's latest hold. For a
+// write hold it is the writer's own token, greater than every token issued
+// before for the key (by RWLocks and by RedisLocks WithFencing). For a read
+// share it is the token of the latest writer before it, so a reader can
+// check that the data it reads is at least that new. It is 0 before this
+// instance's first hold and for a reader before any writer.
+func (l *RWLock) Fence() int64 {
+	return l.fence.Load()
+}
+
+// px is the expiry sent to Redis: the expiry plus the tolerance, rounded up
+// to whole milliseconds.
+func (l *RWLock) px() (time.Duration, error) {
+	expiry := time.Duration(l.expiry.Load())
+	px := expiry + l.tolerance
+	if expiry < 0 || px < time.Millisecond {
+		return 0, ErrInvalidExpiry
+	}
+	return (px + time.Millisecond - 1).Truncate(time.Millisecond), nil
+}
+
+// wrap names the operation and key as RedisLock's errors do, and makes
+// errors.Is(err, ctx.Err()) hold whenever the context has ended.
+func (l *RWLock) wrap(ctx context.Context, op string, err error) error {
+	return (&RedisLock{store: l.store, key: l.key}).wrap(ctx, op, err)
+}

@@ -1,0 +1,48 @@
+-- Write lock: take the key as a plain lock does (the token with PX) when
+-- no other writer holds it and no reader's share is left, minting a
+-- fencing token; refresh it when this token holds it already. A waiting
+-- writer (ARGV[3] = "1") that is refused leaves an intent, which stops new
+-- readers until it gets the key or gives up.
+-- KEYS[1]: the lock key. KEYS[2]: the readers' set. KEYS[3]: the intent.
+-- KEYS[4]: the fencing counter.
+-- ARGV[1]: the token. ARGV[2]: the expiry in ms. ARGV[3]: "1" to wait.
+-- Returns {1, fence} when this token holds the key afterwards, {0, ms}
+-- when refused (ms: the writer's PTTL or when the earliest share expires),
+-- and {-1, 0} when this token holds a read share.
+local time = redis.call("TIME")
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
+if redis.call("ZSCORE", KEYS[2], ARGV[1]) then
+    return {-1, 0}
+end
+local writer = redis.call("GET", KEYS[1])
+if writer == ARGV[1] then
+    redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
+    if redis.call("GET", KEYS[3]) == ARGV[1] then
+        redis.call("DEL", KEYS[3])
+    end
+    return {1, tonumber(redis.call("GET", KEYS[4]) or "0")}
+end
+local busy
+if writer then
+    busy = redis.call("PTTL", KEYS[1])
+else
+    local first = redis.call("ZRANGE", KEYS[2], 0, 0, "WITHSCORES")
+    if first[2] then
+        busy = tonumber(first[2]) - now
+    end
+end
+if busy then
+    if ARGV[3] == "1" then
+        local intent = redis.call("GET", KEYS[3])
+        if intent == false or intent == ARGV[1] then
+            redis.call("SET", KEYS[3], ARGV[1], "PX", ARGV[2])
+        end
+    end
+    return {0, busy}
+end
+redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
+if redis.call("GET", KEYS[3]) == ARGV[1] then
+    redis.call("DEL", KEYS[3])
+end
+return {1, redis.call("INCR", KEYS[4])}

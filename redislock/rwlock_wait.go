@@ -1,0 +1,141 @@
+package redislock
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/zerolock/zerolock"
+)
+
+// RLockWait is RLockWaitCtx with context.Background().
+func (l *RWLock) RLockWait(wait time.Duration) (bool, error) {
+	return l.RLockWaitCtx(context.Background(), wait)
+}
+
+// RLockWaitCtx waits up to wait (no limit when wait <= 0, then only ctx
+// bounds it) for a read share and returns true as soon as it holds one. It
+// returns false, with a nil error, when the wait limit passed first; an
+// error for which errors.Is(err, ctx.Err()) holds when ctx ended first;
+// ErrOtherSideHeld when this instance holds the write side; and a store
+// error when Redis fails.
+//
+// It waits as RedisLock.AcquireWaitCtx does: woken when the writer unlocks
+// or a waiting writer gives up, with a jittered back-off (never longer
+// than the refusing writer's remaining time) for lost notifications.
+func (l *RWLock) RLockWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
+	ok, err := l.RLockCtx(ctx)
+	if ok || err != nil {
+		return ok, err
+	}
+	return l.waitLoop().run(ctx, wait, func(ctx context.Context) (bool, time.Duration, error) {
+		px, err := l.px()
+		if err != nil {
+			return false, 0, err
+		}
+		return l.tryRead(ctx, px)
+	})
+}
+
+// LockWait is LockWaitCtx with context.Background().
+func (l *RWLock) LockWait(wait time.Duration) (bool, error) {
+	return l.LockWaitCtx(context.Background(), wait)
+}
+
+// LockWaitCtx waits up to wait (no limit when wait <= 0, then only ctx
+// bounds it) for the write side and returns true as soon as it holds it,
+// with the results of RLockWaitCtx otherwise (ErrOtherSideHeld when this
+// instance holds a read share).
+//
+// While it waits, its intent (a companion key in the lock's slot, expiring
+// with the lock's expiry and renewed at each try) stops new readers, so a
+// stream of readers cannot starve it; readers already holding keep their
+// shares until they unlock or expire. It is woken when the last reader or
+// the writer unlocks. When it gives up (the wait limit, ctx, an error) it
+// deletes its intent and wakes the readers it held back, best effort.
+func (l *RWLock) LockWaitCtx(ctx context.Context, wait time.Duration) (ok bool, err error) {
+	var intent bool // a try may have left this instance's intent
+	defer func() {
+		if !ok && intent {
+			l.abandon(ctx)
+		}
+	}()
+	try := func(ctx context.Context) (bool, time.Duration, error) {
+		px, err := l.px()
+		if err != nil {
+			return false, 0, err
+		}
+		ok, retryIn, err := l.tryWrite(ctx, px, true)
+		if !ok && !errors.Is(err, ErrOtherSideHeld) {
+			intent = true
+		}
+		// The intent lives for px: try again before it could lapse.
+		if !ok && err == nil && (retryIn <= 0 || retryIn > px/2) {
+			retryIn = px / 2
+		}
+		return ok, retryIn, err
+	}
+	ok, _, err = l.tryOnce(ctx, "lock", func(ctx context.Context, _ time.Duration) (bool, time.Duration, error) {
+		return try(ctx)
+	})
+	if ok || err != nil {
+		return ok, err
+	}
+	return l.waitLoop().run(ctx, wait, try)
+}
+
+// abandon deletes this instance's intent, if it is still there, and wakes
+// the readers it held back. It is best effort, even when ctx has ended: a
+// leftover intent only holds readers back until its expiry.
+func (l *RWLock) abandon(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	_ = rwAbandonScript.run(ctx, l.store, l.intentKeys, append([]any{l.token}, l.wakeArgs...)...).Err()
+}
+
+// waitLoop is the wait of both sides: one release channel for the key.
+func (l *RWLock) waitLoop() waitLoop {
+	return waitLoop{store: l.store, key: l.key, channel: l.channel, backoff: l.waitOpts, wrap: l.wrap}
+}
+
+// Reader returns the read side of the lock as a zerolock.Locker:
+// AcquireCtx is RLockCtx, ReleaseCtx RUnlockCtx. It is also a
+// zerolock.Waiter (RLockWaitCtx), zerolock.Watcher, zerolock.Fencer and
+// zerolock.Refresher. Readers of one key do not exclude each other.
+func (l *RWLock) Reader() zerolock.Locker {
+	return rwReader{l}
+}
+
+// Writer returns the write side of the lock as a zerolock.Locker:
+// AcquireCtx is LockCtx, ReleaseCtx UnlockCtx. It is also a
+// zerolock.Waiter (LockWaitCtx), zerolock.Watcher, zerolock.Fencer and
+// zerolock.Refresher, so it can stand where a RedisLock does.
+func (l *RWLock) Writer() zerolock.Locker {
+	return rwWriter{l}
+}
+
+type rwReader struct{ *RWLock }
+
+func (r rwReader) AcquireCtx(ctx context.Context) (bool, error) { return r.RLockCtx(ctx) }
+func (r rwReader) ReleaseCtx(ctx context.Context) (bool, error) { return r.RUnlockCtx(ctx) }
+func (r rwReader) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
+	return r.RLockWaitCtx(ctx, wait)
+}
+
+type rwWriter struct{ *RWLock }
+
+func (w rwWriter) AcquireCtx(ctx context.Context) (bool, error) { return w.LockCtx(ctx) }
+func (w rwWriter) ReleaseCtx(ctx context.Context) (bool, error) { return w.UnlockCtx(ctx) }
+func (w rwWriter) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
+	return w.LockWaitCtx(ctx, wait)
+}
+
+var (
+	_ zerolock.Waiter    = rwReader{}
+	_ zerolock.Watcher   = rwReader{}
+	_ zerolock.Fencer    = rwReader{}
+	_ zerolock.Refresher = rwReader{}
+	_ zerolock.Waiter    = rwWriter{}
+	_ zerolock.Watcher   = rwWriter{}
+	_ zerolock.Fencer    = rwWriter{}
+	_ zerolock.Refresher = rwWriter{}
+)
