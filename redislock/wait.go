@@ -73,6 +73,15 @@ type waitLoop struct {
 	channel string
 	backoff waitOptions
 	wrap    func(ctx context.Context, op string, err error) error
+
+	// refusedBy, when set, names the key whose hold refused the last try
+	// and that key's release channel: a waiter that several keys can
+	// refuse (a multi-key lock) listens where the release it needs will be
+	// announced. When it changes, the loop hands on a wake that it could
+	// not use, moves its subscription, and tries again at once: the
+	// release it would wait for may have come before the new subscription.
+	// Nil (every other primitive) keeps key and channel for the whole wait.
+	refusedBy func() (key, channel string)
 }
 
 // tryFunc makes one attempt: whether it won, and when the hold that
@@ -89,23 +98,18 @@ func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (boo
 		defer cancel()
 	}
 	var (
-		wake  <-chan struct{}
+		sub   subscription
 		woken bool // a release's wake was taken and not yet tried on
 	)
-	if h := hubFor(l.store, l.key); h != nil {
-		w := h.watch(waitCtx, l.channel)
-		defer func() {
-			if woken {
-				h.wake(l.channel) // leaving without trying: hand the release on
-			}
-			w.close()
-		}()
-		wake = w.wake
-	}
+	sub.listen(waitCtx, l.store, l.key, l.channel)
+	defer func() {
+		sub.leave(woken) // leaving without trying: hand the release on
+	}()
 
 	backoff := l.backoff.minBackoff
 	for {
 		ok, retryIn, err := try(waitCtx)
+		triedOnWake := woken
 		if err == nil {
 			woken = false // the try used the wake, won or lost
 		}
@@ -120,6 +124,17 @@ func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (boo
 			return false, l.wrap(ctx, "acquire", err)
 		}
 
+		if l.refusedBy != nil {
+			if key, ch := l.refusedBy(); ch != sub.channel {
+				// Another key refused: the release that woke this try
+				// was not taken, so it goes to the next waiter there.
+				sub.leave(triedOnWake)
+				sub.listen(waitCtx, l.store, key, ch)
+				if sub.wake != nil {
+					continue
+				}
+			}
+		}
 		sleep := jitter(backoff)
 		if retryIn > 0 && retryIn < sleep {
 			sleep = retryIn + time.Millisecond
@@ -127,7 +142,7 @@ func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (boo
 		backoff = min(2*backoff, l.backoff.maxBackoff)
 		timer := time.NewTimer(sleep)
 		select {
-		case <-wake:
+		case <-sub.wake:
 			woken = true
 		case <-timer.C:
 		case <-waitCtx.Done():
@@ -139,6 +154,39 @@ func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (boo
 		}
 		timer.Stop()
 	}
+}
+
+// A subscription is a waitLoop's registration on one release channel; with
+// a store that cannot subscribe it has no wake, and the loop relies on its
+// back-off alone.
+type subscription struct {
+	hub     *hub
+	waiter  *waiter
+	channel string
+	wake    <-chan struct{}
+}
+
+// listen registers on channel, the release channel of key, once the
+// server confirmed the subscription (see hub.watch).
+func (s *subscription) listen(ctx context.Context, store Store, key, channel string) {
+	*s = subscription{channel: channel}
+	if h := hubFor(store, key); h != nil {
+		s.hub, s.waiter = h, h.watch(ctx, channel)
+		s.wake = s.waiter.wake
+	}
+}
+
+// leave unregisters, first handing a release's wake on to the channel's
+// next waiter when handOn says this one took it and did not use it.
+func (s *subscription) leave(handOn bool) {
+	if s.hub == nil {
+		return
+	}
+	if handOn {
+		s.hub.wake(s.channel)
+	}
+	s.waiter.close()
+	s.hub, s.waiter, s.wake = nil, nil, nil
 }
 
 // jitter spreads d over [d/2, d) so waiters of many processes do not retry

@@ -1,0 +1,474 @@
+package redislock
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/internal/ctxdone"
+)
+
+var (
+	// ErrNoKeys is returned by NewMultiLock for an empty key list.
+	ErrNoKeys = errors.New("redislock: a multi-lock needs at least one key")
+
+	// ErrDuplicateKey is returned by NewMultiLock, wrapped with the key,
+	// when a key appears twice in its list.
+	ErrDuplicateKey = errors.New("redislock: duplicate key in a multi-lock")
+)
+
+var (
+	//go:embed multilock_acquire.lua
+	multiAcquireSource string
+	multiAcquireScript = newScript(multiAcquireSource)
+
+	//go:embed multilock_release.lua
+	multiReleaseSource string
+	multiReleaseScript = newScript(multiReleaseSource)
+
+	//go:embed multilock_renew.lua
+	multiRenewSource string
+	multiRenewScript = newScript(multiRenewSource)
+)
+
+// A MultiLock holds several Redis keys at once, all of them or none: an
+// order that deducts the stock of several SKUs locks them together. It is
+// safe for concurrent use, and acquiring again while holding refreshes the
+// expiry of every key.
+//
+// Each key is held exactly as a RedisLock holds it (a string with the
+// lock's token and an expiry; one token for all the keys), so a MultiLock
+// and a RedisLock on a shared key exclude each other, and a release by
+// either wakes the other's waiters.
+//
+// The guarantee: on a single Redis server, or on Redis Cluster when all
+// the keys share a hash slot (a common hash tag: "{order:42}:sku-1"),
+// every operation is one script over all the keys, atomic. On Cluster
+// across slots the keys are taken slot by slot in a fixed order (Keys),
+// each slot's keys atomically, and a refusal or an error gives back those
+// already taken (compare-and-delete with the lock's token). Once
+// AcquireCtx returns the lock is held entirely or, after false with a nil
+// error, not at all; meanwhile other clients may briefly see some of the
+// keys taken by a try that then gives them back, and when giving back
+// cannot reach a node those keys stay taken until the lock's expiry (the
+// acquire then returns the error). No MultiLock ever holds some keys while
+// it waits for others, so waiting MultiLocks cannot deadlock, whatever
+// their key sets.
+//
+// Keys may be empty strings, as RedisLock's key may. Fencing tokens are not
+// minted for multi-locks: WithFencing is ignored (a MultiLock has no Fence
+// method), and WithReplicaAcks makes NewMultiLock fail with
+// ErrReplicaAcksUnsupported. WithNodeTimeout, for Redlock, does not apply.
+type MultiLock struct {
+	store     Store
+	keys      []string // in the order they are taken
+	channels  []string // the release channel of each key
+	token     string
+	tolerance time.Duration
+	waitOpts  waitOptions
+	guard     deadlineGuard // WithDeadlineGuard
+	proc      processor     // the store, when it can send a command once
+	groups    []keyGroup    // what one script may touch: all keys, or a slot's
+
+	expiry atomic.Int64 // time.Duration
+	state  holdState
+
+	keeper // the watchdog and when the hold began
+}
+
+// A keyGroup is a run of a MultiLock's keys that one script may touch.
+type keyGroup struct {
+	first       int      // the index of its first key in MultiLock.keys
+	keys        []string // MultiLock.keys[first : first+len(keys)]
+	releaseArgs []any    // {token, channel of each key}, or {token} WithoutWakeups
+}
+
+var (
+	_ zerolock.Locker    = (*MultiLock)(nil)
+	_ zerolock.Waiter    = (*MultiLock)(nil)
+	_ zerolock.Watcher   = (*MultiLock)(nil)
+	_ zerolock.Refresher = (*MultiLock)(nil)
+)
+
+// NewMultiLock returns a lock on all of keys in store. The options are
+// RedisLock's (WithExpiry, WithTolerance, WithBackoff, WithoutWakeups,
+// WithDeadlineGuard), with the exceptions MultiLock names. It does no I/O.
+//
+// It returns ErrNoKeys for an empty list, an error wrapping
+// ErrDuplicateKey (and naming the key) when a key appears twice, and one
+// wrapping ErrReplicaAcksUnsupported WithReplicaAcks.
+func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error) {
+	if len(keys) == 0 {
+		return nil, ErrNoKeys
+	}
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if seen[k] {
+			return nil, fmt.Errorf("%w: %q", ErrDuplicateKey, k)
+		}
+		seen[k] = true
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.acks > 0 {
+		return nil, fmt.Errorf("%w: not with a multi-lock", ErrReplicaAcksUnsupported)
+	}
+	m := &MultiLock{
+		store:     store,
+		keys:      lockOrder(keys),
+		token:     newToken(),
+		tolerance: o.tolerance,
+		waitOpts:  o.wait,
+		guard:     guardFor(store, o.deadlineGuard),
+	}
+	m.proc, _ = store.(processor)
+	m.channels = make([]string, len(m.keys))
+	for i, k := range m.keys {
+		m.channels[i] = releaseChannel(k)
+	}
+	_, ring := store.(*redis.Ring)
+	for first := 0; first < len(m.keys); {
+		end := first + 1
+		for end < len(m.keys) && sameScript(store, ring, m.keys[first], m.keys[end]) {
+			end++
+		}
+		g := keyGroup{first: first, keys: m.keys[first:end:end], releaseArgs: []any{m.token}}
+		if !o.quietRelease {
+			for _, ch := range m.channels[first:end] {
+				g.releaseArgs = append(g.releaseArgs, ch)
+			}
+		}
+		m.groups = append(m.groups, g)
+		first = end
+	}
+	m.expiry.Store(int64(o.expiry))
+	return m, nil
+}
+
+// lockOrder returns a copy of keys in the order a MultiLock takes them: by
+// Cluster hash slot, then hash tag, then key. Every MultiLock takes shared
+// keys in the same order, so two of them contend on the first key they
+// share rather than each taking part of the other's set.
+func lockOrder(keys []string) []string {
+	sorted := slices.Clone(keys)
+	slices.SortFunc(sorted, func(a, b string) int {
+		return cmp.Or(cmp.Compare(keySlot(a), keySlot(b)), cmp.Compare(hashTag(a), hashTag(b)), cmp.Compare(a, b))
+	})
+	return sorted
+}
+
+// sameScript reports whether one script may touch keys a and b: always on
+// a single server; on Cluster when they share a slot; on a Ring, which
+// places keys by hash tag rather than slot, when they share a tag.
+func sameScript(store Store, ring bool, a, b string) bool {
+	switch {
+	case !clustered(store):
+		return true
+	case ring:
+		return hashTag(a) == hashTag(b)
+	}
+	return keySlot(a) == keySlot(b)
+}
+
+// Keys returns the lock's keys in the order it takes them (see MultiLock).
+func (m *MultiLock) Keys() []string {
+	return slices.Clone(m.keys)
+}
+
+// SetExpire sets the expiry in whole seconds, as RedisLock.SetExpire does.
+// It applies to the next acquire or renewal. A negative value makes
+// AcquireCtx return ErrInvalidExpiry.
+func (m *MultiLock) SetExpire(seconds int) {
+	m.SetExpiry(time.Duration(seconds) * time.Second)
+}
+
+// SetExpiry sets the expiry with millisecond precision (rounded up to
+// whole milliseconds). It applies to the next acquire or renewal. A
+// negative value makes AcquireCtx return ErrInvalidExpiry.
+func (m *MultiLock) SetExpiry(expiry time.Duration) {
+	m.expiry.Store(int64(expiry))
+}
+
+// Acquire is AcquireCtx with context.Background().
+func (m *MultiLock) Acquire() (bool, error) {
+	return m.AcquireCtx(context.Background())
+}
+
+// AcquireCtx tries once to take all the keys. It reports true when this
+// instance holds every key afterwards (taken, or already held and their
+// expiry refreshed), and false with a nil error when another holder has
+// one of them; then it holds none.
+//
+// It returns ErrInvalidExpiry for a negative or empty expiry, and a
+// wrapped store error when Redis cannot answer; errors.Is(err, ctx.Err())
+// holds when the context ended. After an error the keys may or may not be
+// held (those taken are given back, when Redis answers); a later
+// AcquireCtx or ReleaseCtx on the same instance settles it.
+func (m *MultiLock) AcquireCtx(ctx context.Context) (bool, error) {
+	px, err := m.px()
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, m.wrap(ctx, "acquire", err)
+	}
+	r := m.try(ctx, px)
+	if r.err != nil {
+		return false, m.wrap(ctx, "acquire", r.err)
+	}
+	return r.ok, nil
+}
+
+// multiAttempt is what one acquire attempt learned.
+type multiAttempt struct {
+	ok      bool
+	refused int           // the index in keys of the key that refused
+	retryIn time.Duration // that key's remaining time
+	err     error
+}
+
+// try makes one acquire attempt, keeping the bookkeeping of the hold.
+func (m *MultiLock) try(ctx context.Context, px time.Duration) multiAttempt {
+	sent := time.Now()
+	_, seen := m.state.beginAcquire()
+	r, err := within(ctx, m.guard, func() multiAttempt {
+		return m.attempt(ctx, px)
+	})
+	if err != nil {
+		r.err = err
+	}
+	r.ok = r.ok && r.err == nil
+	m.state.endAcquire(seen, r.ok || r.err != nil)
+	if r.ok {
+		m.noteAcquired(sent)
+	}
+	return r
+}
+
+// attempt takes the groups in order and, on a refusal or an error, gives
+// back those taken (and the failed one, whose outcome is unknown).
+func (m *MultiLock) attempt(ctx context.Context, px time.Duration) multiAttempt {
+	for i, g := range m.groups {
+		reply, err := multiAcquireScript.run(ctx, m.store, g.keys, m.token, px.Milliseconds()).Result()
+		var r multiAttempt
+		if err == nil {
+			r, err = parseMultiAcquire(reply, g)
+		}
+		switch {
+		case err != nil:
+			if rbErr := m.giveBack(ctx, m.groups[:i+1]); rbErr != nil {
+				err = errors.Join(err, rbErr)
+			}
+			return multiAttempt{err: err}
+		case !r.ok:
+			if err := m.giveBack(ctx, m.groups[:i]); err != nil {
+				return multiAttempt{err: fmt.Errorf("give back the keys taken: %w", err)}
+			}
+			return r
+		}
+	}
+	return multiAttempt{ok: true}
+}
+
+// parseMultiAcquire reads multilock_acquire.lua's reply for g: 0, or the
+// 1-based index and PTTL of the key that refused.
+func parseMultiAcquire(reply any, g keyGroup) (multiAttempt, error) {
+	switch reply := reply.(type) {
+	case int64:
+		if reply == 0 {
+			return multiAttempt{ok: true}, nil
+		}
+	case []any:
+		if len(reply) == 2 {
+			i, okI := reply[0].(int64)
+			ttl, okT := reply[1].(int64)
+			if okI && okT && i >= 1 && int(i) <= len(g.keys) {
+				return multiAttempt{refused: g.first + int(i) - 1, retryIn: max(time.Duration(ttl), 0) * time.Millisecond}, nil
+			}
+		}
+	}
+	return multiAttempt{}, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+}
+
+// giveBack releases groups, announcing each key it frees, even when ctx
+// has ended: an acquire that fails must not leave keys taken.
+func (m *MultiLock) giveBack(ctx context.Context, groups []keyGroup) error {
+	_, err := m.release(context.WithoutCancel(ctx), groups)
+	return err
+}
+
+// release frees the keys of groups still holding the token and reports how
+// many it freed, going on past a group that fails.
+func (m *MultiLock) release(ctx context.Context, groups []keyGroup) (int, error) {
+	var (
+		freed int
+		errs  []error
+	)
+	for _, g := range groups {
+		reply, err := multiReleaseScript.runOnce(ctx, m.store, m.proc, g.keys, g.releaseArgs...).Result()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n, ok := reply.(int64)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
+			continue
+		}
+		freed += int(n)
+	}
+	return freed, errors.Join(errs...)
+}
+
+// Release is ReleaseCtx with context.Background().
+func (m *MultiLock) Release() (bool, error) {
+	return m.ReleaseCtx(context.Background())
+}
+
+// ReleaseCtx deletes every key that still holds this instance's token,
+// stops the watchdog, and wakes the waiters of each key it frees (unless
+// WithoutWakeups). It reports true when every key was still held, and
+// false with a nil error when one or more were not (expired, or taken by
+// another holder since): those are left alone.
+//
+// It returns a wrapped store error when Redis cannot answer, after trying
+// every slot's keys; the keys it could not free end at their expiry.
+// errors.Is(err, ctx.Err()) holds when the context ended. Callers that
+// release on the way out of a request should pass a context that is not
+// already cancelled, such as context.WithoutCancel(ctx).
+func (m *MultiLock) ReleaseCtx(ctx context.Context) (bool, error) {
+	m.stopWatchdog(ctx, zerolock.ErrReleased)
+	if err := ctx.Err(); err != nil {
+		return false, m.wrap(ctx, "release", err)
+	}
+	seen := m.state.beginRelease()
+	type result struct {
+		freed int
+		err   error
+	}
+	r, err := within(ctx, m.guard, func() result {
+		freed, err := m.release(ctx, m.groups)
+		return result{freed, err}
+	})
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		return false, m.wrap(ctx, "release", err)
+	}
+	if m.state.endRelease(seen) {
+		m.forget()
+	}
+	return r.freed == len(m.keys), nil
+}
+
+// Refresh is RefreshCtx with context.Background().
+func (m *MultiLock) Refresh() (bool, error) {
+	return m.RefreshCtx(context.Background())
+}
+
+// RefreshCtx extends every key to the lock's expiry (plus the tolerance)
+// only while this instance still holds all of them, and reports false with
+// a nil error when one was lost; it never re-creates a vanished key. On a
+// server or a slot it is atomic; across Cluster slots each slot's keys are
+// checked and extended together, and a slot found lost stops it (earlier
+// slots' keys, still this instance's, keep their new expiry until
+// ReleaseCtx).
+//
+// It returns ErrInvalidExpiry for a negative or empty expiry, and a
+// wrapped store error when Redis cannot answer (errors.Is(err, ctx.Err())
+// holds when the context ended).
+func (m *MultiLock) RefreshCtx(ctx context.Context) (bool, error) {
+	px, err := m.px()
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, m.wrap(ctx, "refresh", err)
+	}
+	sent := time.Now()
+	type result struct {
+		n   int64
+		err error
+	}
+	r, err := within(ctx, m.guard, func() result {
+		n, err := m.renew(ctx, px)
+		return result{n, err}
+	})
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		return false, m.wrap(ctx, "refresh", err)
+	}
+	if r.n != 1 {
+		return false, nil
+	}
+	m.noteAcquired(sent) // a Watch started later counts from here
+	return true, nil
+}
+
+// renew extends every key, slot by slot: 1 when all were, 0 when a slot's
+// keys were not all held.
+func (m *MultiLock) renew(ctx context.Context, px time.Duration) (int64, error) {
+	for _, g := range m.groups {
+		reply, err := multiRenewScript.run(ctx, m.store, g.keys, m.token, px.Milliseconds()).Result()
+		if err != nil {
+			return 0, err
+		}
+		n, ok := reply.(int64)
+		if !ok {
+			return 0, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+		}
+		if n != 1 {
+			return 0, nil
+		}
+	}
+	return 1, nil
+}
+
+// Watch keeps all the keys alive while work runs, as RedisLock.Watch does
+// for one: it renews them with the same token (compare-and-pexpire of all
+// of them, never re-creating a vanished key) and returns a context derived
+// from ctx, cancelled with zerolock.ErrLockLost when any key is lost (gone
+// or holding another token), and with the other causes RedisLock.Watch
+// names. Call it after a successful acquire.
+func (m *MultiLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
+	px, err := m.px()
+	return m.watch(ctx, px, err, m.renew, opts)
+}
+
+// px is the expiry sent to Redis: the expiry plus the tolerance, rounded up
+// to whole milliseconds.
+func (m *MultiLock) px() (time.Duration, error) {
+	expiry := time.Duration(m.expiry.Load())
+	px := expiry + m.tolerance
+	if expiry < 0 || px < time.Millisecond {
+		return 0, ErrInvalidExpiry
+	}
+	return (px + time.Millisecond - 1).Truncate(time.Millisecond), nil
+}
+
+// wrap names the operation and keys, and makes errors.Is(err, ctx.Err())
+// hold whenever the context has ended; a failure that is not a Redis reply
+// makes a cluster client refresh its slot map, as RedisLock.wrap explains.
+func (m *MultiLock) wrap(ctx context.Context, op string, err error) error {
+	var reply redis.Error
+	if r, ok := m.store.(stateReloader); ok && !errors.As(err, &reply) {
+		r.ReloadState(context.WithoutCancel(ctx))
+	}
+	if ctxErr := ctxdone.Err(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("redislock: %s multi-lock %q: %w (%w)", op, m.keys, err, ctxErr)
+	}
+	return fmt.Errorf("redislock: %s multi-lock %q: %w", op, m.keys, err)
+}

@@ -1,0 +1,15 @@
+-- Compare-and-pexpire of all the keys or none: extends every key in KEYS
+-- only while each still holds the token ARGV[1], and never re-creates one
+-- that is gone.
+-- KEYS: the lock's keys (of one slot on Redis Cluster). ARGV[1]: the token.
+-- ARGV[2]: the expiry in ms.
+-- Returns 1 when all were extended, else 0 (and nothing was).
+for _, key in ipairs(KEYS) do
+    if redis.call("GET", key) ~= ARGV[1] then
+        return 0
+    end
+end
+for _, key in ipairs(KEYS) do
+    redis.call("PEXPIRE", key, ARGV[2])
+end
+return 1
