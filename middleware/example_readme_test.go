@@ -6,8 +6,10 @@ package middleware_test
 // found in no compiled source it lists, this file among them.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/zeromicro/go-zero/core/conf"
@@ -137,4 +139,65 @@ func ExampleMustCheckRoutes() {
 	}
 	// Output:
 	// POST /orders checked
+}
+
+// exportsYAML is the Lock section of a service whose exports are limited
+// to two at once per user.
+const exportsYAML = `
+Lock:
+  Rules:
+    - Method: GET
+      Path: /exports
+      Keys: [claim:userId]
+      Mode: limit
+      Permits: 2
+`
+
+// Limit mode: each user runs at most two exports at once. A third export
+// of the same user gets 429 with Retry-After while another user's export
+// runs.
+func ExampleLockMiddleware_limit() {
+	mr, _ := miniredis.Run()
+	defer mr.Close()
+	var c struct{ Lock middleware.LockConf }
+	if err := conf.LoadFromYamlBytes([]byte(exportsYAML), &c); err != nil {
+		fmt.Println(err)
+		return
+	}
+	store := redis.MustNewRedis(redis.RedisConf{Host: mr.Addr(), Type: redis.NodeType, DisableIdentity: true})
+	lock := middleware.MustNewLockMiddleware(c.Lock, store)
+	limited, err := lock.ForRule(c.Lock.Rules[0]) // for rest.WithMiddlewares on the route
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	running, finish := make(chan struct{}), make(chan struct{})
+	export := limited(func(w http.ResponseWriter, r *http.Request) {
+		running <- struct{}{}
+		<-finish // a long export
+		httpx.OkJsonCtx(r.Context(), w, map[string]string{"status": "exported"})
+	})
+	get := func(user string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodGet, "/exports", nil)
+		// go-zero's JWT middleware puts each claim in the context so.
+		r = r.WithContext(context.WithValue(r.Context(), "userId", user))
+		w := httptest.NewRecorder()
+		export(w, r)
+		return w
+	}
+	served := make(chan int, 3)
+	for i := 0; i < 2; i++ {
+		go func() { served <- get("alice").Code }()
+		<-running
+	}
+	w := get("alice") // a third export of alice's
+	fmt.Println(w.Code, "Retry-After:", w.Header().Get("Retry-After"), w.Body.String())
+	go func() { served <- get("bob").Code }()
+	<-running
+	close(finish)
+	fmt.Println(<-served, <-served, <-served)
+	// Output:
+	// 429 Retry-After: 5 {"code":"limit_exceeded","message":"too many requests at once: at most 2 may run together, retry later"}
+	// 200 200 200
 }
