@@ -291,63 +291,68 @@ func TestRWLockReaderShareExpires(t *testing.T) {
 // the two readers unlock; it gets in when the writer unlocks. A single
 // LockCtx try holds no reader back.
 func TestRWLockWriterPreference(t *testing.T) {
-	srv := redistest.Start(t)
-	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
-		ctx := context.Background()
-		r1, r2, r3, late := newRW(b, key), newRW(b, key), newRW(b, key, rwSlowBackoff), newRW(b, key)
-		writer := newRW(b, key, rwSlowBackoff)
-		for i, r := range []*redislock.RWLock{r1, r2} {
-			ok, err := r.RLock()
-			rwWant(t, fmt.Sprintf("reader %d's RLock", i+1), ok, err, true)
-		}
-		ok, err := writer.Lock()
-		rwWant(t, "a single LockCtx beside readers", ok, err, false)
-		ok, err = late.RLock()
-		rwWant(t, "a new reader after a single refused LockCtx", ok, err, true)
-		ok, err = late.RUnlock()
-		rwWant(t, "its RUnlock", ok, err, true)
-
-		wrote := rwInBackground(func() (bool, error) { return writer.LockWaitCtx(ctx, 30*time.Second) })
-		rwWaitFor(t, "a new reader is refused while the writer waits", func() bool {
-			ok, err := late.RLock()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ok {
-				if ok, err := late.RUnlock(); !ok || err != nil {
-					t.Fatalf("RUnlock = %v, %v", ok, err)
-				}
-			}
-			return !ok
-		})
-		if n := admin.Exists(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val(); n != 1 {
-			t.Fatal("no intent key while the writer waits")
-		}
-		ok, err = r1.RLock()
-		rwWant(t, "a holding reader's re-entrant RLock while the writer waits", ok, err, true)
-
-		read := rwInBackground(func() (bool, error) { return r3.RLockWaitCtx(ctx, 30*time.Second) })
-		rwWaitFor(t, "the writer and a reader wait", func() bool { return redislock.HubWaiters(b.store(), key) == 2 })
-		ok, err = r1.RUnlock()
-		rwWant(t, "reader 1's RUnlock", ok, err, true)
-		ok, err = r2.RUnlock()
-		rwWant(t, "reader 2's RUnlock", ok, err, true)
-		released := time.Now()
-		rwWokenWithin(t, "the waiting writer", wrote, released)
-		select {
-		case r := <-read:
-			t.Fatalf("the waiting reader got %v, %v while the writer holds", r.ok, r.err)
-		default:
-		}
-		if n := admin.Exists(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val(); n != 0 {
-			t.Fatal("the writer's intent outlived its acquire")
-		}
-		ok, err = writer.Unlock()
-		rwWant(t, "writer's Unlock", ok, err, true)
-		rwWokenWithin(t, "the waiting reader", read, time.Now())
-		ok, err = r3.RUnlock()
-		rwWant(t, "the woken reader's RUnlock", ok, err, true)
+	eachBackend(t, redistest.Start(t), func(t *testing.T, b backend, admin *redis.Client, key string) {
+		checkRWWriterPreference(t, b, admin, key)
 	})
+}
+
+// checkRWWriterPreference is TestRWLockWriterPreference on b; admin is a client of
+// b's deployment.
+func checkRWWriterPreference(t *testing.T, b backend, admin redis.Cmdable, key string) {
+	ctx := context.Background()
+	r1, r2, r3, late := newRW(b, key), newRW(b, key), newRW(b, key, rwSlowBackoff), newRW(b, key)
+	writer := newRW(b, key, rwSlowBackoff)
+	for i, r := range []*redislock.RWLock{r1, r2} {
+		ok, err := r.RLock()
+		rwWant(t, fmt.Sprintf("reader %d's RLock", i+1), ok, err, true)
+	}
+	ok, err := writer.Lock()
+	rwWant(t, "a single LockCtx beside readers", ok, err, false)
+	ok, err = late.RLock()
+	rwWant(t, "a new reader after a single refused LockCtx", ok, err, true)
+	ok, err = late.RUnlock()
+	rwWant(t, "its RUnlock", ok, err, true)
+
+	wrote := rwInBackground(func() (bool, error) { return writer.LockWaitCtx(ctx, 30*time.Second) })
+	rwWaitFor(t, "a new reader is refused while the writer waits", func() bool {
+		ok, err := late.RLock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			if ok, err := late.RUnlock(); !ok || err != nil {
+				t.Fatalf("RUnlock = %v, %v", ok, err)
+			}
+		}
+		return !ok
+	})
+	if n := admin.Exists(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val(); n != 1 {
+		t.Fatal("no intent key while the writer waits")
+	}
+	ok, err = r1.RLock()
+	rwWant(t, "a holding reader's re-entrant RLock while the writer waits", ok, err, true)
+
+	read := rwInBackground(func() (bool, error) { return r3.RLockWaitCtx(ctx, 30*time.Second) })
+	rwWaitFor(t, "the writer and a reader wait", func() bool { return redislock.HubWaiters(b.store(), key) == 2 })
+	ok, err = r1.RUnlock()
+	rwWant(t, "reader 1's RUnlock", ok, err, true)
+	ok, err = r2.RUnlock()
+	rwWant(t, "reader 2's RUnlock", ok, err, true)
+	released := time.Now()
+	rwWokenWithin(t, "the waiting writer", wrote, released)
+	select {
+	case r := <-read:
+		t.Fatalf("the waiting reader got %v, %v while the writer holds", r.ok, r.err)
+	default:
+	}
+	if n := admin.Exists(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val(); n != 0 {
+		t.Fatal("the writer's intent outlived its acquire")
+	}
+	ok, err = writer.Unlock()
+	rwWant(t, "writer's Unlock", ok, err, true)
+	rwWokenWithin(t, "the waiting reader", read, time.Now())
+	ok, err = r3.RUnlock()
+	rwWant(t, "the woken reader's RUnlock", ok, err, true)
 }
 
 // TestRWLockWokenWaiters: two readers waiting behind a writer both get the
@@ -355,91 +360,101 @@ func TestRWLockWriterPreference(t *testing.T) {
 // when the last one unlocks (not the first), each before a 5-10 s back-off
 // could have brought it back.
 func TestRWLockWokenWaiters(t *testing.T) {
-	srv := redistest.Start(t)
-	eachBackend(t, srv, func(t *testing.T, b backend, _ *redis.Client, key string) {
-		ctx := context.Background()
-		w1, w2 := newRW(b, key), newRW(b, key, rwSlowBackoff)
-		r1, r2 := newRW(b, key, rwSlowBackoff), newRW(b, key, rwSlowBackoff)
-		ok, err := w1.Lock()
-		rwWant(t, "writer's Lock", ok, err, true)
-		read1 := rwInBackground(func() (bool, error) { return r1.RLockWaitCtx(ctx, 30*time.Second) })
-		read2 := rwInBackground(func() (bool, error) { return r2.RLockWaitCtx(ctx, 30*time.Second) })
-		rwWaitFor(t, "both readers wait", func() bool { return redislock.HubWaiters(b.store(), key) == 2 })
-		ok, err = w1.Unlock()
-		rwWant(t, "writer's Unlock", ok, err, true)
-		released := time.Now()
-		rwWokenWithin(t, "reader 1", read1, released)
-		rwWokenWithin(t, "reader 2", read2, released)
-
-		wrote := rwInBackground(func() (bool, error) { return w2.LockWaitCtx(ctx, 30*time.Second) })
-		rwWaitFor(t, "the writer waits", func() bool { return redislock.HubWaiters(b.store(), key) == 1 })
-		ok, err = r1.RUnlock()
-		rwWant(t, "reader 1's RUnlock", ok, err, true)
-		select {
-		case r := <-wrote:
-			t.Fatalf("the writer got %v, %v while reader 2 holds", r.ok, r.err)
-		default:
-		}
-		ok, err = r2.RUnlock()
-		rwWant(t, "reader 2's RUnlock", ok, err, true)
-		rwWokenWithin(t, "the waiting writer", wrote, time.Now())
-		ok, err = w2.Unlock()
-		rwWant(t, "the woken writer's Unlock", ok, err, true)
+	eachBackend(t, redistest.Start(t), func(t *testing.T, b backend, admin *redis.Client, key string) {
+		checkRWWokenWaiters(t, b, admin, key)
 	})
+}
+
+// checkRWWokenWaiters is TestRWLockWokenWaiters on b; admin is a client of
+// b's deployment.
+func checkRWWokenWaiters(t *testing.T, b backend, _ redis.Cmdable, key string) {
+	ctx := context.Background()
+	w1, w2 := newRW(b, key), newRW(b, key, rwSlowBackoff)
+	r1, r2 := newRW(b, key, rwSlowBackoff), newRW(b, key, rwSlowBackoff)
+	ok, err := w1.Lock()
+	rwWant(t, "writer's Lock", ok, err, true)
+	read1 := rwInBackground(func() (bool, error) { return r1.RLockWaitCtx(ctx, 30*time.Second) })
+	read2 := rwInBackground(func() (bool, error) { return r2.RLockWaitCtx(ctx, 30*time.Second) })
+	rwWaitFor(t, "both readers wait", func() bool { return redislock.HubWaiters(b.store(), key) == 2 })
+	ok, err = w1.Unlock()
+	rwWant(t, "writer's Unlock", ok, err, true)
+	released := time.Now()
+	rwWokenWithin(t, "reader 1", read1, released)
+	rwWokenWithin(t, "reader 2", read2, released)
+
+	wrote := rwInBackground(func() (bool, error) { return w2.LockWaitCtx(ctx, 30*time.Second) })
+	rwWaitFor(t, "the writer waits", func() bool { return redislock.HubWaiters(b.store(), key) == 1 })
+	ok, err = r1.RUnlock()
+	rwWant(t, "reader 1's RUnlock", ok, err, true)
+	select {
+	case r := <-wrote:
+		t.Fatalf("the writer got %v, %v while reader 2 holds", r.ok, r.err)
+	default:
+	}
+	ok, err = r2.RUnlock()
+	rwWant(t, "reader 2's RUnlock", ok, err, true)
+	rwWokenWithin(t, "the waiting writer", wrote, time.Now())
+	ok, err = w2.Unlock()
+	rwWant(t, "the woken writer's Unlock", ok, err, true)
 }
 
 // TestRWLockWriterGivesUp: a writer whose wait ends behind a reader
 // deletes its intent and wakes the reader it held back, and readers get in
 // again at once.
 func TestRWLockWriterGivesUp(t *testing.T) {
-	srv := redistest.Start(t)
-	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
-		ctx := context.Background()
-		r1, r2, probe := newRW(b, key), newRW(b, key, rwSlowBackoff), newRW(b, key)
-		writer := newRW(b, key, rwSlowBackoff)
-		ok, err := r1.RLock()
-		rwWant(t, "reader 1's RLock", ok, err, true)
-		gate := make(chan struct{})
-		wrote := rwInBackground(func() (bool, error) {
-			waitCtx, cancel := context.WithCancel(ctx)
-			go func() { <-gate; cancel() }()
-			return writer.LockWaitCtx(waitCtx, 30*time.Second)
-		})
-		rwWaitFor(t, "the writer's intent holds readers back", func() bool {
-			ok, err := probe.RLock()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ok {
-				_, _ = probe.RUnlock()
-			}
-			return !ok
-		})
-		read := rwInBackground(func() (bool, error) { return r2.RLockWaitCtx(ctx, 30*time.Second) })
-		rwWaitFor(t, "the writer and a reader wait", func() bool { return redislock.HubWaiters(b.store(), key) == 2 })
-		close(gate) // the writer's context ends
-		r := <-wrote
-		if r.ok || !errors.Is(r.err, context.Canceled) {
-			t.Fatalf("cancelled LockWaitCtx = %v, %v; want false and context.Canceled", r.ok, r.err)
-		}
-		rwWokenWithin(t, "the reader held back by the writer", read, r.at)
-		if n := admin.Exists(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val(); n != 0 {
-			t.Fatal("the writer's intent outlived its wait")
-		}
-		ok, err = probe.RLock()
-		rwWant(t, "a new reader after the writer gave up", ok, err, true)
-
-		// A wait limit, as a cancelled context, leaves nothing behind.
-		ok, err = writer.LockWaitCtx(ctx, 100*time.Millisecond)
-		rwWant(t, "LockWaitCtx(100ms) beside readers", ok, err, false)
-		if n := admin.Exists(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val(); n != 0 {
-			t.Fatal("the writer's intent outlived its wait limit")
-		}
-		for _, l := range []*redislock.RWLock{r1, r2, probe} {
-			ok, err := l.RUnlock()
-			rwWant(t, "RUnlock", ok, err, true)
-		}
+	eachBackend(t, redistest.Start(t), func(t *testing.T, b backend, admin *redis.Client, key string) {
+		checkRWWriterGivesUp(t, b, admin, key)
 	})
+}
+
+// checkRWWriterGivesUp is TestRWLockWriterGivesUp on b; admin is a client of
+// b's deployment.
+func checkRWWriterGivesUp(t *testing.T, b backend, admin redis.Cmdable, key string) {
+	ctx := context.Background()
+	r1, r2, probe := newRW(b, key), newRW(b, key, rwSlowBackoff), newRW(b, key)
+	writer := newRW(b, key, rwSlowBackoff)
+	ok, err := r1.RLock()
+	rwWant(t, "reader 1's RLock", ok, err, true)
+	gate := make(chan struct{})
+	wrote := rwInBackground(func() (bool, error) {
+		waitCtx, cancel := context.WithCancel(ctx)
+		go func() { <-gate; cancel() }()
+		return writer.LockWaitCtx(waitCtx, 30*time.Second)
+	})
+	rwWaitFor(t, "the writer's intent holds readers back", func() bool {
+		ok, err := probe.RLock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			_, _ = probe.RUnlock()
+		}
+		return !ok
+	})
+	read := rwInBackground(func() (bool, error) { return r2.RLockWaitCtx(ctx, 30*time.Second) })
+	rwWaitFor(t, "the writer and a reader wait", func() bool { return redislock.HubWaiters(b.store(), key) == 2 })
+	close(gate) // the writer's context ends
+	r := <-wrote
+	if r.ok || !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("cancelled LockWaitCtx = %v, %v; want false and context.Canceled", r.ok, r.err)
+	}
+	rwWokenWithin(t, "the reader held back by the writer", read, r.at)
+	if n := admin.Exists(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val(); n != 0 {
+		t.Fatal("the writer's intent outlived its wait")
+	}
+	ok, err = probe.RLock()
+	rwWant(t, "a new reader after the writer gave up", ok, err, true)
+
+	// A wait limit, as a cancelled context, leaves nothing behind.
+	ok, err = writer.LockWaitCtx(ctx, 100*time.Millisecond)
+	rwWant(t, "LockWaitCtx(100ms) beside readers", ok, err, false)
+	if n := admin.Exists(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val(); n != 0 {
+		t.Fatal("the writer's intent outlived its wait limit")
+	}
+	for _, l := range []*redislock.RWLock{r1, r2, probe} {
+		ok, err := l.RUnlock()
+		rwWant(t, "RUnlock", ok, err, true)
+	}
 }
 
 // TestRWLockReleaseByNonHolder: releases by instances that do not hold the
@@ -526,55 +541,60 @@ func TestRWLockOtherSideHeld(t *testing.T) {
 // RedisLock's WithFencing counter; a re-entrant Lock keeps its token; a
 // reader gets the latest writer's token, and 0 before any writer.
 func TestRWLockFence(t *testing.T) {
-	srv := redistest.Start(t)
-	eachBackend(t, srv, func(t *testing.T, b backend, _ *redis.Client, key string) {
-		r, w1, w2 := newRW(b, key), newRW(b, key), newRW(b, key)
-		ok, err := r.RLock()
-		rwWant(t, "reader's RLock before any writer", ok, err, true)
-		if f := r.Fence(); f != 0 {
-			t.Fatalf("reader's Fence before any writer = %d, want 0", f)
-		}
-		_, _ = r.RUnlock()
-
-		ok, err = w1.Lock()
-		rwWant(t, "writer 1's Lock", ok, err, true)
-		f1 := w1.Fence()
-		ok, err = w1.Lock()
-		rwWant(t, "writer 1's re-entrant Lock", ok, err, true)
-		if f := w1.Fence(); f != f1 || f1 < 1 {
-			t.Fatalf("writer 1's Fence %d, after its re-entrant Lock %d; want one token >= 1", f1, f)
-		}
-		_, _ = w1.Unlock()
-		ok, err = r.RLock()
-		rwWant(t, "reader's RLock after writer 1", ok, err, true)
-		if f := r.Fence(); f != f1 {
-			t.Fatalf("reader's Fence after writer 1 (%d) = %d", f1, f)
-		}
-		_, _ = r.RUnlock()
-
-		ok, err = w2.Lock()
-		rwWant(t, "writer 2's Lock", ok, err, true)
-		f2 := w2.Fence()
-		_, _ = w2.Unlock()
-		plain := b.newLock(key, redislock.WithFencing())
-		plain.SetExpire(30)
-		mustAcquire(t, plain, true)
-		f3 := plain.Fence()
-		mustRelease(t, plain, true)
-		ok, err = w1.Lock()
-		rwWant(t, "writer 1's Lock again", ok, err, true)
-		f4 := w1.Fence()
-		_, _ = w1.Unlock()
-		if f2 != f1+1 || f3 != f2+1 || f4 != f3+1 {
-			t.Fatalf("tokens %d, %d, %d (RedisLock WithFencing), %d; want each one more", f1, f2, f3, f4)
-		}
-		ok, err = r.RLock()
-		rwWant(t, "reader's RLock after the last writer", ok, err, true)
-		if f := r.Fence(); f != f4 {
-			t.Fatalf("reader's Fence after writers up to %d = %d", f4, f)
-		}
-		_, _ = r.RUnlock()
+	eachBackend(t, redistest.Start(t), func(t *testing.T, b backend, admin *redis.Client, key string) {
+		checkRWFence(t, b, admin, key)
 	})
+}
+
+// checkRWFence is TestRWLockFence on b; admin is a client of
+// b's deployment.
+func checkRWFence(t *testing.T, b backend, _ redis.Cmdable, key string) {
+	r, w1, w2 := newRW(b, key), newRW(b, key), newRW(b, key)
+	ok, err := r.RLock()
+	rwWant(t, "reader's RLock before any writer", ok, err, true)
+	if f := r.Fence(); f != 0 {
+		t.Fatalf("reader's Fence before any writer = %d, want 0", f)
+	}
+	_, _ = r.RUnlock()
+
+	ok, err = w1.Lock()
+	rwWant(t, "writer 1's Lock", ok, err, true)
+	f1 := w1.Fence()
+	ok, err = w1.Lock()
+	rwWant(t, "writer 1's re-entrant Lock", ok, err, true)
+	if f := w1.Fence(); f != f1 || f1 < 1 {
+		t.Fatalf("writer 1's Fence %d, after its re-entrant Lock %d; want one token >= 1", f1, f)
+	}
+	_, _ = w1.Unlock()
+	ok, err = r.RLock()
+	rwWant(t, "reader's RLock after writer 1", ok, err, true)
+	if f := r.Fence(); f != f1 {
+		t.Fatalf("reader's Fence after writer 1 (%d) = %d", f1, f)
+	}
+	_, _ = r.RUnlock()
+
+	ok, err = w2.Lock()
+	rwWant(t, "writer 2's Lock", ok, err, true)
+	f2 := w2.Fence()
+	_, _ = w2.Unlock()
+	plain := b.newLock(key, redislock.WithFencing())
+	plain.SetExpire(30)
+	mustAcquire(t, plain, true)
+	f3 := plain.Fence()
+	mustRelease(t, plain, true)
+	ok, err = w1.Lock()
+	rwWant(t, "writer 1's Lock again", ok, err, true)
+	f4 := w1.Fence()
+	_, _ = w1.Unlock()
+	if f2 != f1+1 || f3 != f2+1 || f4 != f3+1 {
+		t.Fatalf("tokens %d, %d, %d (RedisLock WithFencing), %d; want each one more", f1, f2, f3, f4)
+	}
+	ok, err = r.RLock()
+	rwWant(t, "reader's RLock after the last writer", ok, err, true)
+	if f := r.Fence(); f != f4 {
+		t.Fatalf("reader's Fence after writers up to %d = %d", f4, f)
+	}
+	_, _ = r.RUnlock()
 }
 
 // TestRWLockWatch: a watched share and a watched write hold outlive their
@@ -582,63 +602,68 @@ func TestRWLockFence(t *testing.T) {
 // the watched side ends it with ErrReleased; Watch of an instance holding
 // neither side is lost at once.
 func TestRWLockWatch(t *testing.T) {
-	srv := redistest.Start(t)
-	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
-		ctx := context.Background()
-		const expiry = 300 * time.Millisecond
-		short := []redislock.Option{redislock.WithExpiry(expiry), redislock.WithTolerance(0)}
-		for _, c := range []struct {
-			side    string
-			acquire func(*redislock.RWLock) (bool, error)
-			release func(*redislock.RWLock) (bool, error)
-			loss    func() int64 // deletes the hold
-		}{
-			{"read", (*redislock.RWLock).RLock, (*redislock.RWLock).RUnlock,
-				func() int64 { return admin.Del(ctx, rwCompanion(key, "zerolock.readers")).Val() }},
-			{"write", (*redislock.RWLock).Lock, (*redislock.RWLock).Unlock,
-				func() int64 { return admin.Del(ctx, key).Val() }},
-		} {
-			l, probe := newRW(b, key, short...), newRW(b, key)
-			if cause := context.Cause(l.Watch(ctx)); !errors.Is(cause, zerolock.ErrLockLost) {
-				t.Fatalf("Watch of an instance holding neither side: cause %v, want ErrLockLost", cause)
-			}
-			ok, err := c.acquire(l)
-			rwWant(t, c.side+" acquire", ok, err, true)
-			lockCtx := l.Watch(ctx, zerolock.RenewEvery(expiry/5))
-			start := time.Now()
-			for time.Since(start) < 2*expiry {
-				if ok, err := probe.Lock(); ok || err != nil {
-					t.Fatalf("%s: another writer's Lock beside the watched hold = %v, %v", c.side, ok, err)
-				}
-				time.Sleep(20 * time.Millisecond) // let the expiry pass: only renewals keep the hold
-			}
-			if lockCtx.Err() != nil {
-				t.Fatalf("%s: Watch ended while held: %v", c.side, context.Cause(lockCtx))
-			}
-			ok, err = c.release(l)
-			rwWant(t, c.side+" release of the watched hold", ok, err, true)
-			if cause := context.Cause(lockCtx); !errors.Is(cause, zerolock.ErrReleased) {
-				t.Fatalf("%s: cause after the release = %v, want ErrReleased", c.side, cause)
-			}
-
-			ok, err = c.acquire(l)
-			rwWant(t, c.side+" acquire again", ok, err, true)
-			lockCtx = l.Watch(ctx, zerolock.RenewEvery(expiry/5))
-			if n := c.loss(); n != 1 {
-				t.Fatalf("%s: deleted %d keys, want the hold's", c.side, n)
-			}
-			select {
-			case <-lockCtx.Done():
-			case <-time.After(5 * time.Second):
-				t.Fatalf("%s: Watch still running 5 s after its hold was deleted", c.side)
-			}
-			if cause := context.Cause(lockCtx); !errors.Is(cause, zerolock.ErrLockLost) {
-				t.Fatalf("%s: cause after the hold was deleted = %v, want ErrLockLost", c.side, cause)
-			}
-			ok, err = c.release(l)
-			rwWant(t, c.side+" release of a lost hold", ok, err, false)
-		}
+	eachBackend(t, redistest.Start(t), func(t *testing.T, b backend, admin *redis.Client, key string) {
+		checkRWWatch(t, b, admin, key)
 	})
+}
+
+// checkRWWatch is TestRWLockWatch on b; admin is a client of
+// b's deployment.
+func checkRWWatch(t *testing.T, b backend, admin redis.Cmdable, key string) {
+	ctx := context.Background()
+	const expiry = 300 * time.Millisecond
+	short := []redislock.Option{redislock.WithExpiry(expiry), redislock.WithTolerance(0)}
+	for _, c := range []struct {
+		side    string
+		acquire func(*redislock.RWLock) (bool, error)
+		release func(*redislock.RWLock) (bool, error)
+		loss    func() int64 // deletes the hold
+	}{
+		{"read", (*redislock.RWLock).RLock, (*redislock.RWLock).RUnlock,
+			func() int64 { return admin.Del(ctx, rwCompanion(key, "zerolock.readers")).Val() }},
+		{"write", (*redislock.RWLock).Lock, (*redislock.RWLock).Unlock,
+			func() int64 { return admin.Del(ctx, key).Val() }},
+	} {
+		l, probe := newRW(b, key, short...), newRW(b, key)
+		if cause := context.Cause(l.Watch(ctx)); !errors.Is(cause, zerolock.ErrLockLost) {
+			t.Fatalf("Watch of an instance holding neither side: cause %v, want ErrLockLost", cause)
+		}
+		ok, err := c.acquire(l)
+		rwWant(t, c.side+" acquire", ok, err, true)
+		lockCtx := l.Watch(ctx, zerolock.RenewEvery(expiry/5))
+		start := time.Now()
+		for time.Since(start) < 2*expiry {
+			if ok, err := probe.Lock(); ok || err != nil {
+				t.Fatalf("%s: another writer's Lock beside the watched hold = %v, %v", c.side, ok, err)
+			}
+			time.Sleep(20 * time.Millisecond) // let the expiry pass: only renewals keep the hold
+		}
+		if lockCtx.Err() != nil {
+			t.Fatalf("%s: Watch ended while held: %v", c.side, context.Cause(lockCtx))
+		}
+		ok, err = c.release(l)
+		rwWant(t, c.side+" release of the watched hold", ok, err, true)
+		if cause := context.Cause(lockCtx); !errors.Is(cause, zerolock.ErrReleased) {
+			t.Fatalf("%s: cause after the release = %v, want ErrReleased", c.side, cause)
+		}
+
+		ok, err = c.acquire(l)
+		rwWant(t, c.side+" acquire again", ok, err, true)
+		lockCtx = l.Watch(ctx, zerolock.RenewEvery(expiry/5))
+		if n := c.loss(); n != 1 {
+			t.Fatalf("%s: deleted %d keys, want the hold's", c.side, n)
+		}
+		select {
+		case <-lockCtx.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: Watch still running 5 s after its hold was deleted", c.side)
+		}
+		if cause := context.Cause(lockCtx); !errors.Is(cause, zerolock.ErrLockLost) {
+			t.Fatalf("%s: cause after the hold was deleted = %v, want ErrLockLost", c.side, cause)
+		}
+		ok, err = c.release(l)
+		rwWant(t, c.side+" release of a lost hold", ok, err, false)
+	}
 }
 
 // TestRWLockRefresh: Refresh extends the side held, only while held: it
