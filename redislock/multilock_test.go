@@ -486,7 +486,7 @@ type spyKey struct{}
 
 // A scriptSpy learns, from the scripts a lock sends with its context, the
 // lock's token (every lock script's first argument) and how many scripts
-// it sent.
+// Redis ran.
 type scriptSpy struct {
 	mu      sync.Mutex
 	token   string
@@ -506,17 +506,20 @@ func (spyHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (spyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
 		if spy, ok := ctx.Value(spyKey{}).(*scriptSpy); ok {
 			args := cmd.Args()
 			if name := strings.ToLower(fmt.Sprint(args[0])); name == "eval" || name == "evalsha" {
 				n, _ := args[2].(int)
 				spy.mu.Lock()
 				spy.token = fmt.Sprint(args[3+n])
-				spy.scripts++
+				if err == nil { // not a NOSCRIPT answer, which go-redis follows with EVAL
+					spy.scripts++
+				}
 				spy.mu.Unlock()
 			}
 		}
-		return next(ctx, cmd)
+		return err
 	}
 }
 
