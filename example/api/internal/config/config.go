@@ -25,6 +25,10 @@ type Config struct {
 	// OrderHold is how long creating an order takes, standing in for slow
 	// work, so a double-click can be seen to get 409.
 	OrderHold time.Duration `json:",default=0s"`
+	// ExportHold is how long an export of the caller's orders takes,
+	// standing in for slow work, so that a third concurrent export of one
+	// user can be seen to get 429.
+	ExportHold time.Duration `json:",default=0s"`
 	// RebuildTime is how long a report rebuild works while holding its lock.
 	RebuildTime time.Duration `json:",default=0s"`
 	// Auth signs and checks the demo's JWTs.

@@ -9,6 +9,7 @@ import (
 
 	auth "github.com/zerolock/zerolock/example/api/internal/handler/auth"
 	coupon "github.com/zerolock/zerolock/example/api/internal/handler/coupon"
+	export "github.com/zerolock/zerolock/example/api/internal/handler/export"
 	order "github.com/zerolock/zerolock/example/api/internal/handler/order"
 	payment "github.com/zerolock/zerolock/example/api/internal/handler/payment"
 	report "github.com/zerolock/zerolock/example/api/internal/handler/report"
@@ -82,6 +83,20 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 				},
 			}...,
 		),
+	)
+
+	server.AddRoutes(
+		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.Lock},
+			[]rest.Route{
+				{
+					Method:  http.MethodGet,
+					Path:    "/exports",
+					Handler: export.ExportOrdersHandler(serverCtx),
+				},
+			}...,
+		),
+		rest.WithJwt(serverCtx.Config.Auth.AccessSecret),
 	)
 
 	server.AddRoutes(

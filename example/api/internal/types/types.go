@@ -73,3 +73,9 @@ type CreatePaymentResp struct {
 	PaymentId string `json:"paymentId"`
 	Amount    int64  `json:"amount"`
 }
+
+// ExportResp is the result of an export of the caller's orders.
+type ExportResp struct {
+	UserId string `json:"userId"`
+	Status string `json:"status"`
+}
