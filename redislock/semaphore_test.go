@@ -238,8 +238,8 @@ func TestSemaphoreKilledHolder(t *testing.T) {
 const semaphoreChildEnv = "ZEROLOCK_SEMAPHORE_CHILD"
 
 // checkKilledHolder: a child process (this test binary, on the same kind
-// of store) takes a 2-permit semaphore's second permit with a 500 ms
-// expiry and is SIGKILLed. A waiter whose back-off is 10 s gets that
+// of store) takes a 2-permit semaphore's second permit with a 1 s expiry
+// and is SIGKILLed. A waiter whose back-off is 10 s gets that
 // permit once it expires on the server's clock, not before, and the
 // parent's own permit is untouched.
 func checkKilledHolder(t *testing.T, b backend, addrs string) {
@@ -271,25 +271,22 @@ func checkKilledHolder(t *testing.T, b backend, addrs string) {
 	if !lines.Scan() || lines.Text() != "held" {
 		t.Fatalf("child did not take a permit: %q", lines.Text())
 	}
-	proc.Kill()
-	killed := time.Now()
-
-	var childToken string
+	// When the child's permit expires, on the server's clock, read before
+	// the kill so that a slow kill cannot hide it.
+	var score float64
 	members, err := admin.ZRangeWithScores(ctx, key, 0, -1).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, m := range members {
 		if m.Member != before[0] {
-			childToken = m.Member.(string)
+			score = m.Score
 		}
 	}
-	now, err := admin.Time(ctx).Result()
-	score := admin.ZScore(ctx, key, childToken).Val()
-	if err != nil || childToken == "" {
-		t.Fatalf("the child's permit was gone at the kill: members %v, %v", members, err)
+	serverNow, timeErr := admin.Time(ctx).Result()
+	read := time.Now()
+	if err != nil || timeErr != nil || score == 0 {
+		t.Fatalf("the child's permit is not in the key: members %v, %v, %v", members, err, timeErr)
 	}
-	expires := killed.Add(time.Duration(score)*time.Millisecond - time.Duration(now.UnixMilli())*time.Millisecond)
+	expires := read.Add(time.Duration(int64(score)-serverNow.UnixMilli()) * time.Millisecond)
+	proc.Kill()
 
 	waiter := newSemaphore(t, b, key, 2, redislock.WithExpiry(30*time.Second),
 		redislock.WithBackoff(10*time.Second, 10*time.Second))
@@ -310,7 +307,7 @@ func checkKilledHolder(t *testing.T, b backend, addrs string) {
 }
 
 // TestSemaphoreHolderChild is the child of checkKilledHolder: run only as
-// a re-executed test binary, it takes a permit for 500 ms, prints "held",
+// a re-executed test binary, it takes a permit for 1 s, prints "held",
 // and waits to be killed.
 func TestSemaphoreHolderChild(t *testing.T) {
 	if os.Getenv(semaphoreChildEnv) == "" {
@@ -333,7 +330,7 @@ func TestSemaphoreHolderChild(t *testing.T) {
 		store = redis.NewClient(&redis.Options{Addr: addrs})
 	}
 	s, err := redislock.NewSemaphore(store, key, 2,
-		redislock.WithExpiry(500*time.Millisecond), redislock.WithTolerance(0))
+		redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,20 +475,20 @@ func TestSemaphoreRefresh(t *testing.T) {
 	})
 }
 
-// TestSemaphoreWatch: a watched 300 ms permit outlives its expiry; when
+// TestSemaphoreWatch: a watched 400 ms permit outlives its expiry; when
 // its key is deleted the Watch context ends with ErrLockLost; a released
 // permit's Watch ends with ErrReleased.
 func TestSemaphoreWatch(t *testing.T) {
 	srv := redistest.Start(t)
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
-		const expiry = 300 * time.Millisecond
+		const expiry = 400 * time.Millisecond
 		ctx := context.Background()
 		s := newSemaphore(t, b, key, 1, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
 		other := newSemaphore(t, b, key, 1, redislock.WithExpiry(30*time.Second))
 		start := time.Now()
 		mustTakePermit(t, s, true, "watched")
 		watched := s.Watch(ctx, zerolock.RenewEvery(50*time.Millisecond))
-		for time.Since(start) < 3*expiry {
+		for time.Since(start) < 2*expiry+100*time.Millisecond {
 			if watched.Err() != nil {
 				t.Fatalf("Watch ended while the permit was held: %v", context.Cause(watched))
 			}
