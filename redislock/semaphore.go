@@ -101,9 +101,10 @@ var (
 // Semaphore's permits, so instances of one key should agree on the number.
 // When they do not, or when a deployment changes it while the key is live:
 // raising permits lets more holders in at once; lowering them evicts
-// nobody: the holders keep their permits until they release them or they
-// expire (re-entrant refreshes included), and new acquires are refused
-// until fewer holders than the new number are left.
+// nobody: the holders keep their permits (and may refresh them, by
+// acquiring again, RefreshCtx or Watch) until they release them or they
+// expire, and new acquires are refused until fewer holders than the new
+// number are left.
 func NewSemaphore(store Store, key string, permits int, opts ...Option) (*Semaphore, error) {
 	if permits < 1 {
 		return nil, fmt.Errorf("%w: %d for %q", ErrInvalidPermits, permits, key)
