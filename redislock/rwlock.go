@@ -222,16 +222,24 @@ func (l *RWLock) tryRead(ctx context.Context, px time.Duration) (bool, time.Dura
 	})
 }
 
-// tryWrite makes one write attempt; a waiting writer leaves its intent
-// when refused.
+// tryWrite makes one write attempt; a waiting writer leaves its intent,
+// for intentPX, when refused.
 func (l *RWLock) tryWrite(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
 	wait := "0"
 	if waiting {
 		wait = "1"
 	}
 	return l.acquire(ctx, sideWrite, func() *redis.Cmd {
-		return rwLockScript.run(ctx, l.store, l.keys, l.token, px.Milliseconds(), wait)
+		return rwLockScript.run(ctx, l.store, l.keys, l.token, px.Milliseconds(), wait, l.intentPX(px).Milliseconds())
 	})
+}
+
+// intentPX is how long a waiting writer's intent lives unless its next try
+// renews it: twice the longest back-off (the waiter tries again within
+// half of it), at least a second, and no longer than the write hold it
+// waits for. A waiting writer that crashed holds readers back no longer.
+func (l *RWLock) intentPX(px time.Duration) time.Duration {
+	return min(px, max(2*l.waitOpts.maxBackoff, time.Second))
 }
 
 // acquire sends one acquire script for side s and records what its reply
@@ -244,7 +252,7 @@ func (l *RWLock) acquire(ctx context.Context, s side, send func() *redis.Cmd) (b
 		reply, err = cmd.Result()
 	}
 	if err != nil {
-		l.setSide(s, false) // unknown outcome: the side may be held
+		l.setSide(s, outcomeUnknown)
 		return false, 0, err
 	}
 	status, n, err := parsePair(reply)
@@ -254,14 +262,14 @@ func (l *RWLock) acquire(ctx context.Context, s side, send func() *redis.Cmd) (b
 	switch status {
 	case 1:
 		l.fence.Store(n)
-		l.setSide(s, false)
+		l.setSide(s, outcomeHeld)
 		l.noteAcquired(sent)
 		return true, 0, nil
 	case -1:
-		l.setSide(other(s), false)
+		l.setSide(other(s), outcomeHeld)
 		return false, 0, ErrOtherSideHeld
 	}
-	l.setSide(s, true)
+	l.setSide(s, outcomeLost)
 	return false, max(time.Duration(n)*time.Millisecond, 0), nil
 }
 
@@ -284,19 +292,31 @@ func other(s side) side {
 	return sideRead
 }
 
-// setSide records that this instance may hold s, or, with lost, that it
-// does not hold s (a refusal or a release Redis answered).
-func (l *RWLock) setSide(s side, lost bool) {
+// setSide records what Redis answered about side s: held, lost (a
+// refusal, or a release Redis answered), or unknown (an error: s may be
+// held, unless this instance holds the other side, which rules s out).
+func (l *RWLock) setSide(s side, o outcome) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case !lost:
+	case o == outcomeHeld:
 		l.side = s
-	case l.side == s:
+	case o == outcomeUnknown && l.side == sideNone:
+		l.side = s
+	case o == outcomeLost && l.side == s:
 		l.side = sideNone
 		l.forget()
 	}
 }
+
+// outcome is what a call learned about a side.
+type outcome uint8
+
+const (
+	outcomeHeld outcome = iota
+	outcomeLost
+	outcomeUnknown
+)
 
 // heldSide is the side this instance may hold.
 func (l *RWLock) heldSide() side {
@@ -341,11 +361,12 @@ func (l *RWLock) UnlockCtx(ctx context.Context) (bool, error) {
 	})
 }
 
-// release stops the watchdog of side s (before anything else, so a release
-// that cannot reach Redis does not leave it renewing) and sends the
-// release script.
+// release stops the watchdog (before anything else, so a release that
+// cannot reach Redis does not leave it renewing), unless this instance
+// holds the other side, which the watchdog then renews, and sends the
+// release script of side s.
 func (l *RWLock) release(ctx context.Context, op string, s side, send func() *redis.Cmd) (bool, error) {
-	if l.heldSide() == s {
+	if l.heldSide() != other(s) {
 		l.stopWatchdog(ctx, zerolock.ErrReleased)
 	}
 	if err := ctx.Err(); err != nil {
@@ -363,7 +384,7 @@ func (l *RWLock) release(ctx context.Context, op string, s side, send func() *re
 	if !ok {
 		return false, l.wrap(ctx, op, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
 	}
-	l.setSide(s, true)
+	l.setSide(s, outcomeLost)
 	return n == 1, nil
 }
 
@@ -403,7 +424,7 @@ func (l *RWLock) RefreshCtx(ctx context.Context) (bool, error) {
 		return false, l.wrap(ctx, "refresh", err)
 	}
 	if r.n != 1 {
-		l.setSide(s, true)
+		l.setSide(s, outcomeLost)
 		return false, nil
 	}
 	l.noteAcquired(sent)

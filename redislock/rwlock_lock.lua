@@ -6,6 +6,7 @@
 -- KEYS[1]: the lock key. KEYS[2]: the readers' set. KEYS[3]: the intent.
 -- KEYS[4]: the fencing counter.
 -- ARGV[1]: the token. ARGV[2]: the expiry in ms. ARGV[3]: "1" to wait.
+-- ARGV[4]: the intent's expiry in ms (when waiting).
 -- Returns {1, fence} when this token holds the key afterwards, {0, ms}
 -- when refused (ms: the writer's PTTL or when the earliest share expires),
 -- and {-1, 0} when this token holds a read share.
@@ -36,7 +37,7 @@ if busy then
     if ARGV[3] == "1" then
         local intent = redis.call("GET", KEYS[3])
         if intent == false or intent == ARGV[1] then
-            redis.call("SET", KEYS[3], ARGV[1], "PX", ARGV[2])
+            redis.call("SET", KEYS[3], ARGV[1], "PX", ARGV[4])
         end
     end
     return {0, busy}

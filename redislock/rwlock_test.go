@@ -825,6 +825,8 @@ const rwChildEnv = "ZEROLOCK_RWLOCK_CHILD"
 // it takes a side (env ZEROLOCK_RWLOCK_CHILD: read or write) of KEY on
 // REDIS_ADDR through go-zero's store or go-redis (STORE) with a 1 s
 // expiry, watched when WATCH=1, prints "held", and waits to be killed.
+// As "wait" (for TestRWLockKilledWaitingWriter) it prints "waiting" and
+// waits for the write side (30 s expiry) until killed.
 // Run by itself it skips.
 func TestRWLockChildHolder(t *testing.T) {
 	s := os.Getenv(rwChildEnv)
@@ -837,6 +839,12 @@ func TestRWLockChildHolder(t *testing.T) {
 			Host: os.Getenv("REDIS_ADDR"), Type: zredis.NodeType, DisableIdentity: true}))
 	} else {
 		store = redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR")})
+	}
+	if s == "wait" {
+		l := redislock.NewRWLock(store, os.Getenv("KEY"), redislock.WithExpiry(30*time.Second))
+		fmt.Println("waiting")
+		_, _ = l.LockWaitCtx(context.Background(), 0) // until killed
+		os.Exit(1)
 	}
 	l := redislock.NewRWLock(store, os.Getenv("KEY"), redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 	acquire := l.Lock
@@ -870,23 +878,8 @@ func TestRWLockKilledHolder(t *testing.T) {
 	}{{"read", "go-zero", "1"}, {"write", "go-redis", "0"}} {
 		t.Run(c.side, func(t *testing.T) {
 			key := "zerolock-test:" + t.Name()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestRWLockChildHolder$")
-			cmd.Env = append(os.Environ(), rwChildEnv+"="+c.side, "REDIS_ADDR="+srv.Addr(),
+			p := startRWChild(t, "held", rwChildEnv+"="+c.side, "REDIS_ADDR="+srv.Addr(),
 				"KEY="+key, "STORE="+c.store, "WATCH="+c.watch)
-			cmd.Stderr = os.Stderr
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := testproc.Start(cmd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(p.Kill)
-			lines := bufio.NewScanner(stdout)
-			if !lines.Scan() || lines.Text() != "held" {
-				t.Fatalf("child did not take the %s side: %q", c.side, lines.Text())
-			}
 			if c.watch == "1" {
 				time.Sleep(1500 * time.Millisecond) // past the first expiry: only renewals keep the share
 			}
@@ -931,5 +924,76 @@ func TestRWLockKilledHolder(t *testing.T) {
 			}
 			t.Logf("dead %s holder: the lock was taken %v after its hold expired", c.side, got.Sub(expiresAt).Round(time.Millisecond))
 		})
+	}
+}
+
+// startRWChild starts TestRWLockChildHolder with env and waits until it
+// prints want.
+func startRWChild(t *testing.T, want string, env ...string) *testproc.Process {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRWLockChildHolder$")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := testproc.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != want {
+		t.Fatalf("child process: %q, want %q", lines.Text(), want)
+	}
+	return p
+}
+
+// TestRWLockKilledWaitingWriter: a child process waiting for the write
+// side (30 s expiry, default back-off) behind a reader is SIGKILLed. Its
+// intent, which holds new readers back, lives at most a second, not the
+// 30 s of the hold it waited for, and readers get in once it expired.
+func TestRWLockKilledWaitingWriter(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := context.Background()
+	key := "zerolock-test:" + t.Name()
+	b := backends(t, srv)[1] // go-redis
+	holder, probe := newRW(b, key), newRW(b, key)
+	ok, err := holder.RLock()
+	rwWant(t, "reader's RLock", ok, err, true)
+	p := startRWChild(t, "waiting", rwChildEnv+"=wait", "REDIS_ADDR="+srv.Addr(), "KEY="+key)
+	rwWaitFor(t, "the waiting writer's intent holds readers back", func() bool {
+		ok, err := probe.RLock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			_, _ = probe.RUnlock()
+		}
+		return !ok
+	})
+	p.Kill()
+	intent := admin.PTTL(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val()
+	killed := time.Now()
+	if intent <= 0 || intent > time.Second {
+		t.Fatalf("the dead writer's intent has PTTL %v, want in (0, 1s]", intent)
+	}
+	rwWaitFor(t, "a reader got in after the dead writer's intent expired", func() bool {
+		ok, err := probe.RLock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	})
+	if d := time.Since(killed); d < intent-5*time.Millisecond {
+		t.Fatalf("a reader got in %v after the kill, before the intent's %v ran out", d, intent)
+	}
+	t.Logf("readers held back %v after the waiting writer was killed (intent PTTL %v at the kill)",
+		time.Since(killed).Round(time.Millisecond), intent)
+	for _, l := range []*redislock.RWLock{holder, probe} {
+		ok, err := l.RUnlock()
+		rwWant(t, "RUnlock", ok, err, true)
 	}
 }

@@ -47,12 +47,15 @@ func (l *RWLock) LockWait(wait time.Duration) (bool, error) {
 // with the results of RLockWaitCtx otherwise (ErrOtherSideHeld when this
 // instance holds a read share).
 //
-// While it waits, its intent (a companion key in the lock's slot, expiring
-// with the lock's expiry and renewed at each try) stops new readers, so a
-// stream of readers cannot starve it; readers already holding keep their
-// shares until they unlock or expire. It is woken when the last reader or
-// the writer unlocks. When it gives up (the wait limit, ctx, an error) it
-// deletes its intent and wakes the readers it held back, best effort.
+// While it waits, its intent (a companion key in the lock's slot) stops
+// new readers, so a stream of readers cannot starve it; readers already
+// holding keep their shares until they unlock or expire. It is woken when
+// the last reader or the writer unlocks. When it gives up (the wait limit,
+// ctx, an error) it deletes its intent and wakes the readers it held back,
+// best effort. The intent is renewed by each try and otherwise expires
+// after twice the longest back-off (WithBackoff), at least a second and at
+// most the lock's expiry, so a waiting writer that crashed holds readers
+// back no longer than that.
 func (l *RWLock) LockWaitCtx(ctx context.Context, wait time.Duration) (ok bool, err error) {
 	var intent bool // a try may have left this instance's intent
 	defer func() {
@@ -69,9 +72,9 @@ func (l *RWLock) LockWaitCtx(ctx context.Context, wait time.Duration) (ok bool, 
 		if !ok && !errors.Is(err, ErrOtherSideHeld) {
 			intent = true
 		}
-		// The intent lives for px: try again before it could lapse.
-		if !ok && err == nil && (retryIn <= 0 || retryIn > px/2) {
-			retryIn = px / 2
+		// Try again before the intent could lapse.
+		if half := l.intentPX(px) / 2; !ok && err == nil && (retryIn <= 0 || retryIn > half) {
+			retryIn = half
 		}
 		return ok, retryIn, err
 	}
@@ -88,9 +91,17 @@ func (l *RWLock) LockWaitCtx(ctx context.Context, wait time.Duration) (ok bool, 
 // the readers it held back. It is best effort, even when ctx has ended: a
 // leftover intent only holds readers back until its expiry.
 func (l *RWLock) abandon(ctx context.Context) {
-	ctx = context.WithoutCancel(ctx)
-	_ = rwAbandonScript.run(ctx, l.store, l.intentKeys, append([]any{l.token}, l.wakeArgs...)...).Err()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+	defer cancel()
+	_, _ = within(ctx, l.guard, func() error {
+		return rwAbandonScript.run(ctx, l.store, l.intentKeys, append([]any{l.token}, l.wakeArgs...)...).Err()
+	})
 }
+
+// abandonTimeout bounds the deletion of a waiting writer's intent after
+// its wait ended: with WithDeadlineGuard (or a client that keeps
+// deadlines) a hung server delays the return no longer.
+const abandonTimeout = time.Second
 
 // waitLoop is the wait of both sides: one release channel for the key.
 func (l *RWLock) waitLoop() waitLoop {
