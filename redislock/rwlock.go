@@ -74,15 +74,16 @@ type RWLock struct {
 	tolerance time.Duration
 	waitOpts  waitOptions
 	guard     deadlineGuard
-	quiet     bool // WithoutWakeups
 
 	// Arguments built once.
 	keys       []string // {key, readers, intent, fence counter}
 	writerKeys []string // {key}
 	readerKeys []string // {readers}
 	intentKeys []string // {intent}
-	wakeArgs   []any    // {channel, wakeAllPayload}, or none WithoutWakeups
-	channel    string
+	// {token, channel, wakeAllPayload}: a release's and an abandoned
+	// intent's arguments; {token} WithoutWakeups.
+	releaseArgs []any
+	channel     string
 
 	expiry atomic.Int64 // time.Duration
 	fence  atomic.Int64
@@ -120,15 +121,15 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 		tolerance:  o.tolerance,
 		waitOpts:   o.wait,
 		guard:      guardFor(store, o.deadlineGuard),
-		quiet:      o.quietRelease,
 		keys:       []string{key, readers, intent, companionKey(key, "zerolock.fence")},
 		writerKeys: []string{key},
 		readerKeys: []string{readers},
 		intentKeys: []string{intent},
 		channel:    releaseChannel(key),
 	}
-	if !o.quietRelease {
-		l.wakeArgs = []any{l.channel, wakeAllPayload}
+	l.releaseArgs = []any{l.token, l.channel, wakeAllPayload}
+	if o.quietRelease {
+		l.releaseArgs = l.releaseArgs[:1:1] // no channel: nothing announced
 	}
 	l.expiry.Store(int64(o.expiry))
 	return l
@@ -339,7 +340,7 @@ func (l *RWLock) RUnlock() (bool, error) {
 // share then ends at its expiry at the latest.
 func (l *RWLock) RUnlockCtx(ctx context.Context) (bool, error) {
 	return l.release(ctx, "runlock", sideRead, func() *redis.Cmd {
-		return rwRUnlockScript.run(ctx, l.store, l.readerKeys, append([]any{l.token}, l.wakeArgs...)...)
+		return rwRUnlockScript.run(ctx, l.store, l.readerKeys, l.releaseArgs...)
 	})
 }
 
@@ -357,7 +358,7 @@ func (l *RWLock) Unlock() (bool, error) {
 // expiry at the latest.
 func (l *RWLock) UnlockCtx(ctx context.Context) (bool, error) {
 	return l.release(ctx, "unlock", sideWrite, func() *redis.Cmd {
-		return rwUnlockScript.run(ctx, l.store, l.writerKeys, append([]any{l.token}, l.wakeArgs...)...)
+		return rwUnlockScript.run(ctx, l.store, l.writerKeys, l.releaseArgs...)
 	})
 }
 

@@ -997,3 +997,38 @@ func TestRWLockKilledWaitingWriter(t *testing.T) {
 		rwWant(t, "RUnlock", ok, err, true)
 	}
 }
+
+// BenchmarkRWLockCycle measures a read cycle (RLock + RUnlock) and a write
+// cycle (Lock + Unlock) on a real redis-server through each store: two
+// scripts, two round trips, per cycle, the floor of any lock whose
+// acquire checks more than one key. Run it with -benchmem to see
+// allocations per cycle.
+func BenchmarkRWLockCycle(b *testing.B) {
+	srv := redistest.Start(b)
+	zstore := zredis.MustNewRedis(zredis.RedisConf{
+		Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true,
+	})
+	ctx := context.Background()
+	for _, s := range []struct {
+		name  string
+		store redislock.Store
+	}{{"go-redis", srv.Client(b)}, {"go-zero", redislock.GoZeroStore(zstore)}} {
+		l := redislock.NewRWLock(s.store, "bench:rwlock:"+s.name, redislock.WithExpiry(5*time.Second))
+		for _, c := range []struct {
+			side             string
+			acquire, release func(context.Context) (bool, error)
+		}{{"read", l.RLockCtx, l.RUnlockCtx}, {"write", l.LockCtx, l.UnlockCtx}} {
+			b.Run(s.name+"/"+c.side, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if ok, err := c.acquire(ctx); !ok || err != nil {
+						b.Fatalf("%s acquire = %v, %v", c.side, ok, err)
+					}
+					if ok, err := c.release(ctx); !ok || err != nil {
+						b.Fatalf("%s release = %v, %v", c.side, ok, err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -94,7 +94,7 @@ func (l *RWLock) abandon(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
 	defer cancel()
 	_, _ = within(ctx, l.guard, func() error {
-		return rwAbandonScript.run(ctx, l.store, l.intentKeys, append([]any{l.token}, l.wakeArgs...)...).Err()
+		return rwAbandonScript.run(ctx, l.store, l.intentKeys, l.releaseArgs...).Err()
 	})
 }
 
