@@ -1,8 +1,8 @@
 // Package market is an online market in Redis whose two operations, listing
 // an item and buying one, are implemented twice: optimistically, with
 // WATCH/MULTI/EXEC transactions retried on conflict (Optimistic), and
-// pessimistically, with zerolock's waiting RedisLock around the same MULTI
-// (Pessimistic). Both satisfy Market, so one workload (Workload.Run) can
+// pessimistically, with zerolock's waiting lock on all of an operation's
+// keys at once (a redislock.MultiLock) around the same MULTI (Pessimistic). Both satisfy Market, so one workload (Workload.Run) can
 // drive either and one check (CheckInvariants) can judge the result.
 //
 // The data model is the classic one:

@@ -7,8 +7,8 @@ const (
 	// DefaultMaxRetries is how many times Optimistic retries an aborted
 	// transaction before ErrTooManyRetries.
 	DefaultMaxRetries = 100
-	// DefaultLockWait is how long Pessimistic waits for each lock before
-	// ErrLockTimeout.
+	// DefaultLockWait is how long a Pessimistic operation waits for its
+	// locks before ErrLockTimeout.
 	DefaultLockWait = 10 * time.Second
 	// DefaultLockExpiry is the lifetime of Pessimistic's locks: far longer
 	// than an operation (a few round trips), so that only a stalled holder
@@ -57,8 +57,8 @@ func WithMaxRetries(n int) Option {
 	return func(o *options) { o.maxRetries = max(n, 0) }
 }
 
-// WithLockWait sets how long Pessimistic waits for each lock before
-// ErrLockTimeout; 0 or less waits as long as the context allows. The
+// WithLockWait sets how long a Pessimistic operation waits for its locks
+// before ErrLockTimeout; 0 or less waits as long as the context allows. The
 // default is DefaultLockWait.
 func WithLockWait(d time.Duration) Option {
 	return func(o *options) { o.lockWait = d }

@@ -11,15 +11,17 @@ import (
 )
 
 // Pessimistic is the Market of zerolock locks: each operation takes the
-// locks of what it decides on, waiting for them (AcquireWaitCtx: woken by
-// the holder's release, not polling), then reads and writes with no
-// watch, the writes in one MULTI/EXEC, and releases. Nothing is done
-// twice: under contention operations queue instead.
+// locks of what it decides on, all at once with one redislock.MultiLock,
+// waiting for them (AcquireWaitCtx: woken by the holder's release, not
+// polling), then reads and writes with no watch, the writes in one
+// MULTI/EXEC, and releases. Nothing is done twice: under contention
+// operations queue instead.
 //
-// At PerItem, List locks the item it moves and Buy locks the item, then
-// the buyer (whose funds it checks; the seller's are only added to, which
-// needs no lock). Locks are always taken item first, so two operations
-// never wait for each other in a cycle. At WholeMarket every operation
+// At PerItem, List locks the item it moves and Buy locks the item and the
+// buyer (whose funds it checks; the seller's are only added to, which
+// needs no lock). The MultiLock takes both or neither and holds none while
+// it waits, so two operations never wait for each other in a cycle,
+// whatever order they name their locks in. At WholeMarket every operation
 // takes the one market lock.
 type Pessimistic struct {
 	client    redis.UniversalClient
@@ -97,7 +99,7 @@ func (m *Pessimistic) Stats() Stats {
 }
 
 // lockNames lists the locks of an operation on item (and buyer's funds,
-// when buyer is not empty), in the order they are taken.
+// when buyer is not empty).
 func (m *Pessimistic) lockNames(item, buyer string) []string {
 	if m.grain == WholeMarket {
 		return []string{m.keys.Lock("market")}
@@ -109,36 +111,32 @@ func (m *Pessimistic) lockNames(item, buyer string) []string {
 	return names
 }
 
-// locked runs fn holding the locks named, taken in order and released in
-// reverse order, whatever fn returns.
+// locked runs fn holding all the locks named, and releases them whatever
+// fn returns.
 func (m *Pessimistic) locked(ctx context.Context, c *opCounters, names []string, fn func() error) error {
-	held := make([]*redislock.RedisLock, 0, len(names))
+	lock, err := redislock.NewMultiLock(m.client, names,
+		redislock.WithExpiry(m.expiry), redislock.WithTolerance(0))
+	if err != nil {
+		return err
+	}
+	if err := m.acquire(ctx, c, lock); err != nil {
+		return err
+	}
 	defer func() {
 		// Released even when ctx has ended, so that nobody waits for the
 		// expiry of a lock whose work is over.
-		rctx := context.WithoutCancel(ctx)
-		for i := len(held) - 1; i >= 0; i-- {
-			if ok, err := held[i].ReleaseCtx(rctx); err == nil && !ok {
-				m.locksLost.Add(1)
-			}
+		if ok, err := lock.ReleaseCtx(context.WithoutCancel(ctx)); err == nil && !ok {
+			m.locksLost.Add(1)
 		}
 	}()
-	for _, name := range names {
-		lock := redislock.NewWithClient(m.client, name,
-			redislock.WithExpiry(m.expiry), redislock.WithTolerance(0))
-		if err := m.acquire(ctx, c, lock); err != nil {
-			return err
-		}
-		held = append(held, lock)
-	}
 	return fn()
 }
 
 // acquire takes lock, waiting up to m.wait. A first try that finds the
-// lock free is not a wait; one that finds it held counts as one and times
+// keys free is not a wait; one that finds one held counts as one and times
 // the wait (the waiting acquire tries once more first: one extra round
 // trip, on contended locks only, for the count).
-func (m *Pessimistic) acquire(ctx context.Context, c *opCounters, lock *redislock.RedisLock) error {
+func (m *Pessimistic) acquire(ctx context.Context, c *opCounters, lock *redislock.MultiLock) error {
 	ok, err := lock.AcquireCtx(ctx)
 	if err != nil || ok {
 		return err

@@ -97,3 +97,52 @@ func TestPessimisticWaitsForRelease(t *testing.T) {
 		t.Fatalf("seller's funds %s, want 300", got)
 	}
 }
+
+// TestPessimisticHoldsNothingWhileWaiting: a Buy whose buyer is locked
+// waits without holding the item's lock (its MultiLock takes both or
+// neither), so another operation can take the item meanwhile; once the
+// buyer's lock is released the Buy goes through.
+func TestPessimisticHoldsNothingWhileWaiting(t *testing.T) {
+	ctx := context.Background()
+	client := newClient(t)
+	keys := testKeys(t)
+	seedUsers(t, client, keys, map[string]int64{"ann": 0, "bob": 1000}, map[string][]string{"ann": {"lamp"}})
+	m := NewPessimistic(client, keys, WithLockWait(time.Minute))
+	if err := m.List(ctx, "ann", "lamp", 300); err != nil {
+		t.Fatal(err)
+	}
+	buyer := redislock.NewWithClient(client, keys.Lock("user:bob"), redislock.WithExpiry(time.Minute))
+	if ok, err := buyer.AcquireCtx(ctx); !ok || err != nil {
+		t.Fatalf("take the buyer's lock: %v, %v", ok, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Buy(ctx, "bob", "lamp", "ann")
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for m.Stats().Buy.Waits == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("Buy never waited for the buyer's lock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	item := redislock.NewWithClient(client, keys.Lock("item:lamp"), redislock.WithExpiry(time.Minute))
+	if ok, err := item.AcquireCtx(ctx); !ok || err != nil {
+		t.Fatalf("the item's lock while Buy waits for the buyer's: %v, %v; want it free", ok, err)
+	}
+	if ok, err := item.ReleaseCtx(ctx); !ok || err != nil {
+		t.Fatalf("release the item's lock: %v, %v", ok, err)
+	}
+	if ok, err := buyer.ReleaseCtx(ctx); !ok || err != nil {
+		t.Fatalf("release the buyer's lock: %v, %v", ok, err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Buy after the release: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Buy still waiting 30s after the release")
+	}
+}
