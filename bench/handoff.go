@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +14,12 @@ import (
 // release it, for d, and returns hand-offs per second. Two holders at once
 // fail the run.
 func handoffs(client *redis.Client, c contender, key string, waiters int, d time.Duration) (float64, error) {
+	return handoffsLimit(client, c, key, waiters, 1, d)
+}
+
+// handoffsLimit is handoffs of a lock that limit holders may hold at once
+// (a semaphore's permits); more fail the run.
+func handoffsLimit(client *redis.Client, c contender, key string, waiters int, limit int32, d time.Duration) (float64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var (
@@ -41,9 +47,9 @@ func handoffs(client *redis.Client, c contender, key string, waiters int, d time
 					}
 					return
 				}
-				if inside.Add(1) != 1 {
+				if n := inside.Add(1); n > limit {
 					mu.Lock()
-					failed = errors.New("two holders at once")
+					failed = fmt.Errorf("%d holders at once, %d allowed", n, limit)
 					mu.Unlock()
 				}
 				mine := turn.took()

@@ -64,7 +64,7 @@ func run(addr string, rounds int, d time.Duration, out string) error {
 	}
 	defer cl.redis.Close()
 	// The floor's EVALSHA needs its script cached, as any lock would load it.
-	if err := rawfloor.Release.Load(context.Background(), cl.redis).Err(); err != nil {
+	if err := rawfloor.Load(context.Background(), cl.redis); err != nil {
 		return err
 	}
 
@@ -122,6 +122,8 @@ func run(addr string, rounds int, d time.Duration, out string) error {
 					r+1, sc.name, c.name, s.ops, s.usecOp, s.errors)
 			}
 		}
+		runPrimitives(cl, rep, r, d)
+		runPrimitiveHandoffs(cl, rep, r, d)
 		for _, i := range rotation(len(handoffContenders), r) {
 			c := handoffContenders[i]
 			key := fmt.Sprintf("bench:handoff:%d:%s", r, strings.ReplaceAll(c.name, " ", ""))

@@ -95,10 +95,10 @@ func (r *report) table() string {
 	var b strings.Builder
 	for _, sc := range r.order {
 		unit, vs := "op/s", "x floor"
-		switch sc {
-		case handoffScenario:
+		switch {
+		case strings.HasPrefix(sc, "hand-off"):
 			unit, vs = "hand-offs/s", "x zerolock"
-		case httpScenario, grpcScenario, replayScenario:
+		case sc == httpScenario || sc == grpcScenario || sc == replayScenario:
 			unit = "req/s"
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n| contender | %s (median) | %s | Redis µs/op | errors |\n|---|---:|---:|---:|---:|\n", sc, unit, vs)
@@ -124,7 +124,7 @@ func (r *report) redisCPU() string {
 	var b strings.Builder
 	b.WriteString("\n## Where the Redis CPU goes\n\nRedis µs per operation by command, median over the rounds.\n")
 	for _, sc := range r.order {
-		if sc == handoffScenario || sc == httpScenario || sc == grpcScenario || sc == replayScenario {
+		if strings.HasPrefix(sc, "hand-off") || sc == httpScenario || sc == grpcScenario || sc == replayScenario {
 			continue
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n| contender | by command |\n|---|---|\n", sc)
@@ -178,8 +178,11 @@ func (r *report) write(dir string) error {
 		"(INFO commandstats) per operation, summed over every command's line; the line of a script\n"+
 		"(EVAL, EVALSHA) includes the commands it calls, which also count on their own lines, so\n"+
 		"a GET or DEL run by a release script counts twice, for the floor as for the locks.\n"+
+		"The semaphore, the multi-key lock and the read-write lock are measured against their own\n"+
+		"floors (internal/testing/floor: one script or command to take, one to give back, with none of\n"+
+		"zerolock's bookkeeping), and their woken hand-off against polling every 10 ms.\n"+
 		"Allocations per cycle are in\n"+
-		"`go test -bench AcquireRelease -benchmem ./redislock`.\n\n", time.Now().UTC().Format("2006-01-02"), r.rounds, r.runTime)
+		"`go test -run '^$' -bench 'AcquireRelease|Primitive' -benchmem ./redislock`.\n\n", time.Now().UTC().Format("2006-01-02"), r.rounds, r.runTime)
 	b.WriteString(r.machine())
 	b.WriteString("\n![ratio to the floor](benchmarks.svg)\n")
 	b.WriteString(r.table())
