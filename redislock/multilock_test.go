@@ -642,3 +642,25 @@ func TestMultiLockNeverPartial(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiLockRing: on a go-redis Ring, which places keys on its shards
+// by hash tag, every key of a MultiLock lands on the shard the Ring gives
+// it (where a RedisLock on the Ring finds it), one script per shard.
+func TestMultiLockRing(t *testing.T) {
+	a, b := redistest.Start(t), redistest.Start(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.Addr(), "b": b.Addr()}})
+	t.Cleanup(func() { _ = ring.Close() })
+	keys := multiKeys(t, 12)
+	m := newMulti(t, ring, keys)
+	mustMultiAcquire(t, m, true)
+	mustHoldOneToken(t, ring, keys)
+	for _, k := range keys {
+		mustAcquire(t, redislock.NewWithClient(ring, k), false)
+	}
+	na, nb := a.Client(t).DBSize(context.Background()).Val(), b.Client(t).DBSize(context.Background()).Val()
+	if na == 0 || nb == 0 || na+nb != int64(len(keys)) {
+		t.Errorf("%d and %d keys on the shards; want the %d keys of the lock spread over both", na, nb, len(keys))
+	}
+	mustMultiRelease(t, m, true)
+	mustBeFree(t, ring, keys...)
+}
