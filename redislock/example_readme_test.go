@@ -183,3 +183,123 @@ func ExampleRedisLock_Watch() {
 	// Output:
 	// true
 }
+
+// The README's sections on the other primitives are lines of the
+// functions below.
+
+// errTooMany is what startExport returns when the user's exports are all
+// running.
+var errTooMany = errors.New("two exports are already running, retry later")
+
+// startExport runs an export when fewer than two of the user's exports
+// run: a semaphore of two permits on the user's key.
+func startExport(ctx context.Context, svcCtx *ServiceContext, userID string, export func(context.Context) error) error {
+	sem, err := redislock.NewSemaphore(redislock.GoZeroStore(svcCtx.Redis), "export:"+userID, 2)
+	if err != nil {
+		return err // permits < 1: redislock.ErrInvalidPermits
+	}
+	sem.SetExpire(60) // each permit expires on its own: a crashed export frees only its own
+	ok, err := sem.AcquireCtx(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errTooMany // sem.TTL(ctx) tells when the next permit expires
+	}
+	defer sem.ReleaseCtx(context.WithoutCancel(ctx)) // frees this permit only, and wakes one waiter
+	return export(sem.Watch(ctx))                    // renews the permit while the export runs
+}
+
+// placeOrder deducts the stock of every SKU of an order under one
+// multi-lock: all the SKUs or none.
+func placeOrder(ctx context.Context, svcCtx *ServiceContext, skus []string) error {
+	keys := make([]string, len(skus))
+	for i, sku := range skus {
+		keys[i] = "stock:" + sku // the keys deductStock locks one at a time
+	}
+	lock, err := redislock.NewMultiLock(redislock.GoZeroStore(svcCtx.Redis), keys, redislock.WithExpiry(5*time.Second))
+	if err != nil {
+		return err // redislock.ErrNoKeys, redislock.ErrDuplicateKey
+	}
+	ok, err := lock.AcquireWaitCtx(ctx, 2*time.Second) // holds none of the keys while it waits
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errBusy
+	}
+	defer lock.ReleaseCtx(context.WithoutCancel(ctx))
+	for _, sku := range skus {
+		if _, err := svcCtx.Redis.DecrCtx(ctx, "stock:count:"+sku); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPrices reads the price table while no rebuild runs; readers share.
+func readPrices(ctx context.Context, svcCtx *ServiceContext) (int64, error) {
+	rw := redislock.NewRWLock(redislock.GoZeroStore(svcCtx.Redis), "prices", redislock.WithExpiry(10*time.Second))
+	ok, err := rw.RLockWaitCtx(ctx, time.Second) // refused while a writer holds or waits
+	if err != nil || !ok {
+		return 0, errors.Join(errBusy, err)
+	}
+	defer rw.RUnlockCtx(context.WithoutCancel(ctx))
+	version := rw.Fence() // the token of the latest rebuild this read sees
+	return version, nil
+}
+
+// rebuildPrices rebuilds the table alone: it waits for the readers to
+// leave, and new readers wait for it.
+func rebuildPrices(ctx context.Context, svcCtx *ServiceContext) (int64, error) {
+	rw := redislock.NewRWLock(redislock.GoZeroStore(svcCtx.Redis), "prices", redislock.WithExpiry(10*time.Second))
+	ok, err := rw.LockWaitCtx(ctx, 30*time.Second)
+	if err != nil || !ok {
+		return 0, errors.Join(errBusy, err)
+	}
+	defer rw.UnlockCtx(context.WithoutCancel(ctx))
+	return rw.Fence(), nil // a fencing token greater than every rebuild's before
+}
+
+// The README's semaphore, multi-lock and read-write snippets, run.
+func Example_primitives() {
+	mr, _ := miniredis.Run()
+	defer mr.Close()
+	svcCtx := &ServiceContext{Redis: zredis.New(mr.Addr(), zredis.WithIdentity())}
+	ctx := context.Background()
+
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	done := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			done <- startExport(ctx, svcCtx, "alice", func(context.Context) error {
+				started <- struct{}{}
+				<-release
+				return nil
+			})
+		}()
+	}
+	<-started
+	<-started
+	fmt.Println("third export:", startExport(ctx, svcCtx, "alice", func(context.Context) error { return nil }))
+	close(release)
+	fmt.Println("first two:", <-done, <-done)
+
+	_ = svcCtx.Redis.SetCtx(ctx, "stock:count:sku-1", "10")
+	_ = svcCtx.Redis.SetCtx(ctx, "stock:count:sku-2", "10")
+	fmt.Println("order:", placeOrder(ctx, svcCtx, []string{"sku-2", "sku-1"}))
+	fmt.Println("bad order:", placeOrder(ctx, svcCtx, []string{"sku-1", "sku-1"}))
+
+	v1, err := rebuildPrices(ctx, svcCtx)
+	fmt.Println("rebuild:", v1, err)
+	v, err := readPrices(ctx, svcCtx)
+	fmt.Println("read sees rebuild:", v, err)
+	// Output:
+	// third export: two exports are already running, retry later
+	// first two: <nil> <nil>
+	// order: <nil>
+	// bad order: redislock: duplicate key in a multi-lock: "stock:sku-1"
+	// rebuild: 1 <nil>
+	// read sees rebuild: 1 <nil>
+}
