@@ -36,8 +36,22 @@
 // WithNodeTimeout.
 //
 // A RedisLock is a zerolock.Locker, zerolock.Waiter, zerolock.TTLer,
-// zerolock.Watcher and zerolock.Fencer; StoreBackend and RedLockBackend
-// make the zerolock.Backend that the middleware and the interceptor take.
+// zerolock.Watcher, zerolock.Fencer and zerolock.Refresher; StoreBackend
+// and RedLockBackend make the zerolock.Backend that the middleware and the
+// interceptor take.
+//
+// Beyond the mutex, on the same stores (go-zero's through GoZeroStore, and
+// go-redis clients), with the same options, woken waiting, Watch and
+// Refresh:
+//
+//   - NewSemaphore: at most N holders of a key, each permit expiring on its
+//     own (cap concurrent exports per user); StoreBackend's NewSemaphore is
+//     the middleware's and the interceptor's limit mode.
+//   - NewMultiLock: several keys, all or none (deduct the stock of every
+//     SKU of an order); atomic within one slot, ordered with give-back
+//     across Cluster slots.
+//   - NewRWLock: many readers or one writer, a waiting writer holding new
+//     readers back, the writer fenced (rebuild a cache while readers read).
 //
 // Under the hood, the token is 128 bits from crypto/rand, and an instance
 // that does not hold its key acquires without a script: on go-redis with a
