@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/logx"
 	"go.uber.org/goleak"
 )
@@ -46,7 +47,17 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 // Main runs a package's tests, stops the shared cluster if one was
 // started, checks for leaked goroutines (with LeakOptions) after a passing
 // run, and exits.
+//
+// Before the tests it sets logx up as a go-zero service's default
+// configuration does: the first logx.SetUp of a process (which every
+// rest.MustNewServer and zrpc.MustNewServer calls) writes logx's field
+// keys unsynchronised, and a test that starts a server while a Redis call
+// of another is being logged would otherwise race with it.
 func Main(m *testing.M) {
+	var c logx.LogConf
+	if err := conf.FillDefault(&c); err == nil {
+		_ = logx.SetUp(c)
+	}
 	code := m.Run()
 	CloseSharedCluster()
 	if code == 0 {
