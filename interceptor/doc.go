@@ -100,8 +100,8 @@
 // method runs and gives it back when the method returns or panics; a
 // crashed server's permits free themselves after Expire, and Renew keeps a
 // long call's permit alive. The call over the limit gets codes.Aborted
-// with a RetryInfo (the time until the next permit frees by expiry at the
-// latest) and a QuotaFailure naming the method, the key specs and N.
+// with a RetryInfo (the time until the next permit frees by expiry; an
+// estimate with Renew, which keeps extending permits) and a QuotaFailure naming the method, the key specs and N.
 //
 // Not ResourceExhausted, the code of a quota: go-zero counts it as a
 // failure of the server, in the zrpc client's breaker, the server's

@@ -153,12 +153,16 @@
 //	      Permits: 2
 //
 // Each request holds a permit of a Redis semaphore (redislock.Semaphore)
-// while its handler runs, and gives it back when the handler returns,
-// panics or is ended by go-zero's timeout. The next request over the limit
-// gets 429 limit_exceeded (ErrLimitExceeded) with Retry-After: the time
-// until the next permit frees by expiry at the latest, since one may free
-// sooner on release. A permit of a crashed server frees itself after
-// Expire; Renew keeps a long export's permit alive. go-zero's own breaker
+// while its handler runs, and gives it back when the handler returns or
+// panics: when go-zero's timeout answers 503 first, the permit is held
+// until the handler itself returns, since the work still runs. The next
+// request over the limit gets 429 limit_exceeded (ErrLimitExceeded) with
+// Retry-After: the time until the next permit frees by expiry, since one
+// may free sooner on release (with Renew, permits keep being extended, so
+// it is an estimate, not a bound). A permit of a crashed server frees
+// itself after Expire; Renew keeps a long export's permit alive. Limit
+// keys live apart from the keys of the other modes, so switching a
+// route's mode never meets the other kind's value. go-zero's own breaker
 // counts only 5xx answers, so a 429 does not open it. Limit mode needs
 // Permits of at least 1 (on the rule, or LockConf.Permits as the default),
 // and a Redis store backend (node, Sentinel or Cluster): Redlock, etcd and

@@ -94,8 +94,11 @@ var (
 // The expiry works as a RedisLock's: WithExpiry or SetExpire/SetExpiry,
 // plus WithTolerance (500 ms by default) added to what Redis is sent.
 // WithBackoff, WithoutWakeups and WithDeadlineGuard apply as they do to a
-// RedisLock; WithFencing and WithReplicaAcks are RedisLock's only and have
-// no effect on a Semaphore.
+// RedisLock; WithFencing has no effect on a Semaphore (its holders share
+// the key, so no token orders them), and WithReplicaAcks is refused with
+// ErrReplicaAcksUnsupported: a permit is not made to survive a failover.
+// The scripts read the server's clock (TIME), so the server must be
+// Redis 5 or later.
 //
 // Every acquire compares the permits live at that moment with its own
 // Semaphore's permits, so instances of one key should agree on the number.
@@ -112,6 +115,9 @@ func NewSemaphore(store Store, key string, permits int, opts ...Option) (*Semaph
 	o := defaultOptions()
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.acks > 0 {
+		return nil, fmt.Errorf("%w: not with a semaphore (%q); drop WithReplicaAcks from the options of its store", ErrReplicaAcksUnsupported, key)
 	}
 	token := newToken()
 	s := &Semaphore{

@@ -665,3 +665,19 @@ func TestSemaphoreBackend(t *testing.T) {
 		}
 	})
 }
+
+// TestSemaphoreRefusesReplicaAcks: a semaphore's permits are not made to
+// survive a failover, so WithReplicaAcks is refused, not ignored.
+func TestSemaphoreRefusesReplicaAcks(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer client.Close()
+	_, err := redislock.NewSemaphore(client, "sem", 2, redislock.WithReplicaAcks(1, time.Second))
+	if !errors.Is(err, redislock.ErrReplicaAcksUnsupported) {
+		t.Fatalf("NewSemaphore(WithReplicaAcks) = %v; want ErrReplicaAcksUnsupported", err)
+	}
+	_, err = redislock.StoreBackend(client, redislock.WithReplicaAcks(1, time.Second)).(zerolock.SemaphoreBackend).
+		NewSemaphore("sem", 2, zerolock.LockerOptions{Expiry: time.Second})
+	if !errors.Is(err, redislock.ErrReplicaAcksUnsupported) {
+		t.Fatalf("StoreBackend(WithReplicaAcks).NewSemaphore = %v; want ErrReplicaAcksUnsupported", err)
+	}
+}

@@ -101,7 +101,7 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 		// The request itself ended (the client left, a server timeout): not
 		// a store failure, and never a reason to run unlocked.
 		res = Result{Outcome: StoreError, Err: err}
-	case err != nil && g.FailOpen && !errors.Is(err, redislock.ErrIdentityRejected):
+	case err != nil && g.FailOpen && !misconfigured(err):
 		// FailOpen is for a store that is down, not for one that is
 		// misconfigured: that is refused, loudly, until it is fixed.
 		res = Result{Outcome: FailedOpen, Err: err}
@@ -128,6 +128,13 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 	}
 	g.Metrics.count(label, res.Outcome)
 	return res
+}
+
+// misconfigured tells a store that answers but is set up wrong (it rejects
+// go-zero's CLIENT SETINFO, or a key holds what no lock of this kind
+// wrote) from one that is down: FailOpen serves only the second unlocked.
+func misconfigured(err error) bool {
+	return errors.Is(err, redislock.ErrIdentityRejected) || errors.Is(err, redislock.ErrNotSemaphore)
 }
 
 // Count records an outcome decided before any lock was tried (BadRequest).

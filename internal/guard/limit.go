@@ -30,8 +30,15 @@ func (g *Guard) newLock(key string, policy Policy) (zerolock.Locker, error) {
 	}
 	// A semaphore's holders share the key, so no fencing token orders them;
 	// CheckLimit refuses Fence with limit mode.
-	return sb.NewSemaphore(key, policy.Permits, zerolock.LockerOptions{Expiry: policy.Expire})
+	return sb.NewSemaphore(key+limitSuffix, policy.Permits, zerolock.LockerOptions{Expiry: policy.Expire})
 }
+
+// limitSuffix puts a limit rule's semaphores in a namespace of their own:
+// a deploy that switches a route between a lock mode and limit mode while
+// keys are live never finds the other kind's value under its key (a
+// semaphore would refuse a lock's string, and a lock's GET would fail on a
+// semaphore's sorted set).
+const limitSuffix = ":limit"
 
 // CheckLimit tells whether the backend can serve a rule in limit mode: it
 // must be a zerolock.SemaphoreBackend (a Redis store backend is; Redlock,

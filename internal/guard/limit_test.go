@@ -3,12 +3,14 @@ package guard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/redislock"
 )
 
 // semaphores is an in-memory zerolock.SemaphoreBackend: each key counts
@@ -167,5 +169,44 @@ func TestCheckLimit(t *testing.T) {
 	}
 	if err := (&Guard{Backend: newSemaphores(time.Second)}).CheckLimit(); err != nil {
 		t.Fatalf("a semaphore backend: %v", err)
+	}
+}
+
+// wrongKind is a SemaphoreBackend whose semaphores find a lock's value
+// under their key, as after a deploy that switched a route to limit mode.
+type wrongKind struct{ semaphores }
+
+func (w *wrongKind) NewSemaphore(key string, permits int, o zerolock.LockerOptions) (zerolock.Locker, error) {
+	return wrongKindPermit{}, nil
+}
+
+type wrongKindPermit struct{}
+
+func (wrongKindPermit) AcquireCtx(context.Context) (bool, error) {
+	return false, fmt.Errorf("redislock: acquire %q: %w", "k", redislock.ErrNotSemaphore)
+}
+func (wrongKindPermit) ReleaseCtx(context.Context) (bool, error) { return false, nil }
+
+// TestLimitNeverFailsOpenOnWrongKind: a key that holds another kind of
+// value is a misconfiguration, not an outage, so FailOpen does not serve
+// the request unlimited; and limit keys live apart from lock keys.
+func TestLimitNeverFailsOpenOnWrongKind(t *testing.T) {
+	policy := Policy{Expire: time.Second, Permits: 2}
+	g := &Guard{Backend: &wrongKind{}, FailOpen: true}
+	if res := g.Acquire(context.Background(), "GET /exports", "zerolock:k", policy); res.Outcome != StoreError {
+		t.Fatalf("Outcome = %v (%v); want %v: FailOpen must not serve a misconfigured store unlimited", res.Outcome, res.Err, StoreError)
+	}
+
+	sems := newSemaphores(time.Second)
+	g = &Guard{Backend: sems}
+	res := g.Acquire(context.Background(), "GET /exports", "zerolock:k", policy)
+	if res.Outcome != Acquired {
+		t.Fatalf("Outcome = %v (%v); want %v", res.Outcome, res.Err, Acquired)
+	}
+	defer res.Lease.End(context.Background(), false)
+	sems.mu.Lock()
+	defer sems.mu.Unlock()
+	if sems.holders["zerolock:k"+limitSuffix] != 1 || sems.holders["zerolock:k"] != 0 {
+		t.Fatalf("holders = %v; want the permit under %q, apart from the lock key", sems.holders, "zerolock:k"+limitSuffix)
 	}
 }
