@@ -56,6 +56,7 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 func Main(m *testing.M) {
 	var c logx.LogConf
 	if err := conf.FillDefault(&c); err == nil {
+		c.Stat = false // no CPU and memory lines every minute in test output
 		_ = logx.SetUp(c)
 	}
 	code := m.Run()
