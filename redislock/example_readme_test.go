@@ -239,26 +239,26 @@ func placeOrder(ctx context.Context, svcCtx *ServiceContext, skus []string) erro
 
 // readPrices reads the price table while no rebuild runs; readers share.
 func readPrices(ctx context.Context, svcCtx *ServiceContext) (int64, error) {
-	rw := redislock.NewRWLock(redislock.GoZeroStore(svcCtx.Redis), "prices", redislock.WithExpiry(10*time.Second))
+	rw := redislock.NewRWLock(redislock.GoZeroStore(svcCtx.Redis), "prices", redislock.WithExpiry(10*time.Second), redislock.WithFencing())
 	ok, err := rw.RLockWaitCtx(ctx, time.Second) // refused while a writer holds or waits
 	if err != nil || !ok {
 		return 0, errors.Join(errBusy, err)
 	}
 	defer rw.RUnlockCtx(context.WithoutCancel(ctx))
-	version := rw.Fence() // the token of the latest rebuild this read sees
+	version := rw.Fence() // WithFencing: the token of the latest rebuild this read sees
 	return version, nil
 }
 
 // rebuildPrices rebuilds the table alone: it waits for the readers to
 // leave, and new readers wait for it.
 func rebuildPrices(ctx context.Context, svcCtx *ServiceContext) (int64, error) {
-	rw := redislock.NewRWLock(redislock.GoZeroStore(svcCtx.Redis), "prices", redislock.WithExpiry(10*time.Second))
+	rw := redislock.NewRWLock(redislock.GoZeroStore(svcCtx.Redis), "prices", redislock.WithExpiry(10*time.Second), redislock.WithFencing())
 	ok, err := rw.LockWaitCtx(ctx, 30*time.Second)
 	if err != nil || !ok {
 		return 0, errors.Join(errBusy, err)
 	}
 	defer rw.UnlockCtx(context.WithoutCancel(ctx))
-	return rw.Fence(), nil // a fencing token greater than every rebuild's before
+	return rw.Fence(), nil // WithFencing: a token greater than every rebuild's before
 }
 
 // The README's semaphore, multi-lock and read-write snippets, run.

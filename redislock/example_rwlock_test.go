@@ -14,7 +14,8 @@ import (
 
 // Readers of a cached catalog share the lock; the job that rebuilds it
 // takes the write side, once no reader is left, and readers see which
-// rebuild their data comes from.
+// rebuild their data comes from: WithFencing numbers the rebuilds (leave
+// it out where nobody checks the numbers, and no counter key is kept).
 func ExampleNewRWLock() {
 	mr, _ := miniredis.Run()
 	defer mr.Close()
@@ -23,7 +24,7 @@ func ExampleNewRWLock() {
 	store := redislock.GoZeroStore(zredis.New(mr.Addr(), zredis.WithIdentity()))
 
 	newLock := func() *redislock.RWLock {
-		l := redislock.NewRWLock(store, "cache:catalog")
+		l := redislock.NewRWLock(store, "cache:catalog", redislock.WithFencing())
 		l.SetExpire(5)
 		return l
 	}

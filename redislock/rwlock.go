@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,14 +13,29 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/internal/ctxdone"
 )
 
-// ErrOtherSideHeld is returned by RLockCtx (and RLockWaitCtx) when the same
-// RWLock instance holds the write side, and by LockCtx (and LockWaitCtx)
-// when it holds a read share: an instance holds one side at a time, and
-// upgrading or downgrading in place is not offered (release one side, then
-// take the other).
-var ErrOtherSideHeld = errors.New("redislock: this RWLock instance holds the other side")
+var (
+	// ErrOtherSideHeld is returned by RLockCtx (and RLockWaitCtx) when the
+	// same RWLock instance holds the write side, and by LockCtx (and
+	// LockWaitCtx) when it holds a read share: an instance holds one side
+	// at a time, and upgrading or downgrading in place is not offered
+	// (release one side, then take the other).
+	ErrOtherSideHeld = errors.New("redislock: this RWLock instance holds the other side")
+
+	// ErrNotRWLock is returned when the key of an RWLock, or one of the
+	// companion keys beside it (the readers' set, a waiting writer's
+	// intent, the fencing counter), holds a value of another type: a
+	// Semaphore's or MultiLock's sorted set, say, or any other value under
+	// that name. The error names the key and the type it holds
+	// (WRONGTYPE). The scripts check the types before writing anything and
+	// report a mismatch instead of failing, so go-zero's circuit breaker,
+	// which counts every error reply, does not open for the whole store.
+	// (A RedisLock on the same key is no mismatch: it holds the key as a
+	// writer does.)
+	ErrNotRWLock = errors.New("redislock: key holds a value that is not a read-write lock")
+)
 
 var (
 	//go:embed rwlock_rlock.lua
@@ -65,8 +81,10 @@ var (
 // back. Waiters are woken on release: every waiter when a writer unlocks or
 // a waiting writer gives up, and when the last reader unlocks.
 //
-// Every write hold gets a fencing token from the counter WithFencing uses,
-// and a reader gets the token of the latest writer before it (Fence).
+// WithFencing, every write hold gets a fencing token from the counter a
+// RedisLock WithFencing uses, and a reader gets the token of the latest
+// writer before it (Fence). Without it nothing is minted or read: no
+// counter key is written, and Fence returns 0.
 type RWLock struct {
 	store     Store
 	key       string
@@ -75,11 +93,14 @@ type RWLock struct {
 	waitOpts  waitOptions
 	guard     deadlineGuard
 
-	// Arguments built once.
-	keys       []string // {key, readers, intent, fence counter}
+	// Arguments built once. Every script's first key is the lock key: a
+	// go-redis Ring routes a script by its first key, and the companions
+	// of some keys (see companionKey) carry a hash tag that a Ring places
+	// on another shard than the key.
+	keys       []string // {key, readers, intent}, and the fence counter WithFencing
 	writerKeys []string // {key}
-	readerKeys []string // {readers}
-	intentKeys []string // {intent}
+	readerKeys []string // {key, readers}
+	intentKeys []string // {key, intent}
 	// {token, channel, wakeAllPayload}: a release's and an abandoned
 	// intent's arguments; {token} WithoutWakeups.
 	releaseArgs []any
@@ -106,7 +127,11 @@ const (
 // NewRWLock returns a read-write lock on key in any Store (GoZeroStore
 // adapts go-zero's *redis.Redis). The options are RedisLock's: WithExpiry,
 // WithTolerance, WithBackoff, WithoutWakeups and WithDeadlineGuard apply;
-// fencing is always on, and WithReplicaAcks is ignored.
+// WithFencing makes write holds mint fencing tokens and read holds read
+// the latest one (give it to the readers and the writers of a key alike:
+// it keeps one never-expiring counter key per lock key, so leave it out
+// where nobody checks the tokens, for one RWLock per cache key, say);
+// WithReplicaAcks is ignored.
 func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -121,11 +146,14 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 		tolerance:  o.tolerance,
 		waitOpts:   o.wait,
 		guard:      guardFor(store, o.deadlineGuard),
-		keys:       []string{key, readers, intent, companionKey(key, "zerolock.fence")},
+		keys:       []string{key, readers, intent},
 		writerKeys: []string{key},
-		readerKeys: []string{readers},
-		intentKeys: []string{intent},
+		readerKeys: []string{key, readers},
+		intentKeys: []string{key, intent},
 		channel:    releaseChannel(key),
+	}
+	if o.fencing {
+		l.keys = append(l.keys, companionKey(key, "zerolock.fence"))
 	}
 	l.releaseArgs = []any{l.token, l.channel, wakeAllPayload}
 	if o.quietRelease {
@@ -165,9 +193,11 @@ func (l *RWLock) RLock() (bool, error) {
 // another writer waits for it.
 //
 // It returns ErrOtherSideHeld when this instance holds the write side,
-// ErrInvalidExpiry for a negative or empty expiry, and a wrapped store
-// error when Redis cannot answer (errors.Is(err, ctx.Err()) holds when the
-// context ended), after which the share may or may not be held.
+// ErrInvalidExpiry for a negative or empty expiry, a wrapped ErrNotRWLock
+// when the key or a companion holds a value of another type (nothing is
+// taken), and a wrapped store error when Redis cannot answer
+// (errors.Is(err, ctx.Err()) holds when the context ended), after which
+// the share may or may not be held.
 func (l *RWLock) RLockCtx(ctx context.Context) (bool, error) {
 	ok, _, err := l.tryOnce(ctx, "rlock", func(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
 		return l.tryRead(ctx, px)
@@ -181,16 +211,19 @@ func (l *RWLock) Lock() (bool, error) {
 }
 
 // LockCtx tries once to take the write side. It reports true when this
-// instance holds it afterwards (taken, with a new fencing token, or
-// already held and its expiry refreshed), and false with a nil error when
+// instance holds it afterwards (taken, with a new fencing token
+// WithFencing, or already held and its expiry refreshed), and false with a
+// nil error when
 // another writer holds it or a reader's share is left. A refused LockCtx
 // leaves nothing behind: it does not hold new readers back, as a waiting
 // LockWaitCtx does.
 //
 // It returns ErrOtherSideHeld when this instance holds a read share,
-// ErrInvalidExpiry for a negative or empty expiry, and a wrapped store
-// error when Redis cannot answer (errors.Is(err, ctx.Err()) holds when the
-// context ended), after which the write side may or may not be held.
+// ErrInvalidExpiry for a negative or empty expiry, a wrapped ErrNotRWLock
+// when the key or a companion holds a value of another type (nothing is
+// taken), and a wrapped store error when Redis cannot answer
+// (errors.Is(err, ctx.Err()) holds when the context ended), after which
+// the write side may or may not be held.
 func (l *RWLock) LockCtx(ctx context.Context) (bool, error) {
 	ok, _, err := l.tryOnce(ctx, "lock", func(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
 		return l.tryWrite(ctx, px, false)
@@ -258,7 +291,7 @@ func (l *RWLock) acquire(ctx context.Context, s side, send func() *redis.Cmd) (b
 	}
 	status, n, err := parsePair(reply)
 	if err != nil {
-		return false, 0, err
+		return false, 0, err // a type report: the script changed nothing
 	}
 	switch status {
 	case 1:
@@ -283,7 +316,28 @@ func parsePair(reply any) (int64, int64, error) {
 			return status, n, nil
 		}
 	}
-	return 0, 0, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+	return 0, 0, rwReplyError(reply)
+}
+
+// parseCount reads a release's or renewal's 0 or 1.
+func parseCount(reply any) (int64, error) {
+	if n, ok := reply.(int64); ok {
+		return n, nil
+	}
+	return 0, rwReplyError(reply)
+}
+
+// rwReplyError is the error of a reply that is not the script's answer:
+// ErrNotRWLock for the scripts' report of a key of another type ("WRONGTYPE
+// <type> <key>"), else ErrUnexpectedReply.
+func rwReplyError(reply any) error {
+	if r, ok := reply.(string); ok {
+		if report, found := strings.CutPrefix(r, "WRONGTYPE "); found {
+			kind, key, _ := strings.Cut(report, " ")
+			return fmt.Errorf("%w (WRONGTYPE: %q holds a %s)", ErrNotRWLock, key, kind)
+		}
+	}
+	return fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
 }
 
 func other(s side) side {
@@ -335,9 +389,10 @@ func (l *RWLock) RUnlock() (bool, error) {
 // stopping the watchdog of a watched read hold; the last share's removal
 // wakes the waiters (unless WithoutWakeups). It reports false, with a nil
 // error, when it held no share (never taken, expired, or this instance
-// holds the write side). It returns a wrapped store error when Redis cannot
-// answer (errors.Is(err, ctx.Err()) holds when the context ended); the
-// share then ends at its expiry at the latest.
+// holds the write side). It returns a wrapped ErrNotRWLock when the
+// readers' set holds a value of another type, and a wrapped store error
+// when Redis cannot answer (errors.Is(err, ctx.Err()) holds when the
+// context ended); the share then ends at its expiry at the latest.
 func (l *RWLock) RUnlockCtx(ctx context.Context) (bool, error) {
 	return l.release(ctx, "runlock", sideRead, func() *redis.Cmd {
 		return rwRUnlockScript.run(ctx, l.store, l.readerKeys, l.releaseArgs...)
@@ -353,7 +408,8 @@ func (l *RWLock) Unlock() (bool, error) {
 // stopping the watchdog of a watched write hold, and wakes every waiter
 // (unless WithoutWakeups): readers share the lock, so all may proceed. It
 // reports false, with a nil error, when it did not hold the write side. It
-// returns a wrapped store error when Redis cannot answer (errors.Is(err,
+// returns a wrapped ErrNotRWLock when the key holds a value of another
+// type, and a wrapped store error when Redis cannot answer (errors.Is(err,
 // ctx.Err()) holds when the context ended); the hold then ends at its
 // expiry at the latest.
 func (l *RWLock) UnlockCtx(ctx context.Context) (bool, error) {
@@ -381,11 +437,13 @@ func (l *RWLock) release(ctx context.Context, op string, s side, send func() *re
 	if err != nil {
 		return false, l.wrap(ctx, op, err)
 	}
-	n, ok := reply.(int64)
-	if !ok {
-		return false, l.wrap(ctx, op, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
+	n, err := parseCount(reply)
+	if err == nil || errors.Is(err, ErrNotRWLock) {
+		l.setSide(s, outcomeLost) // a key of another type holds no side either
 	}
-	l.setSide(s, outcomeLost)
+	if err != nil {
+		return false, l.wrap(ctx, op, err)
+	}
 	return n == 1, nil
 }
 
@@ -399,8 +457,10 @@ func (l *RWLock) Refresh() (bool, error) {
 // compare-and-extend that never re-creates a vanished hold, as a Watch
 // renews. It reports false with a nil error when this instance holds
 // neither side or its hold was lost. It returns ErrInvalidExpiry for a
-// negative or empty expiry, and a wrapped store error when Redis cannot
-// answer (errors.Is(err, ctx.Err()) holds when the context ended).
+// negative or empty expiry, a wrapped ErrNotRWLock when the readers' set
+// of a read hold holds a value of another type, and a wrapped store error
+// when Redis cannot answer (errors.Is(err, ctx.Err()) holds when the
+// context ended).
 func (l *RWLock) RefreshCtx(ctx context.Context) (bool, error) {
 	px, err := l.px()
 	if err != nil {
@@ -447,7 +507,11 @@ func (l *RWLock) renew(s side) renewFunc {
 		}
 	}
 	return func(ctx context.Context, px time.Duration) (int64, error) {
-		return rwRenewReadScript.run(ctx, l.store, l.readerKeys, l.token, px.Milliseconds()).Int64()
+		reply, err := rwRenewReadScript.run(ctx, l.store, l.readerKeys, l.token, px.Milliseconds()).Result()
+		if err != nil {
+			return 0, err
+		}
+		return parseCount(reply)
 	}
 }
 
@@ -471,12 +535,13 @@ func (l *RWLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) contex
 	return l.watch(ctx, px, err, l.renew(s), opts)
 }
 
-// Fence returns the fencing token of this instance's latest hold. For a
-// write hold it is the writer's own token, greater than every token issued
-// before for the key (by RWLocks and by RedisLocks WithFencing). For a read
-// share it is the token of the latest writer before it, so a reader can
-// check that the data it reads is at least that new. It is 0 before this
-// instance's first hold and for a reader before any writer.
+// Fence returns the fencing token of this instance's latest hold, made
+// WithFencing. For a write hold it is the writer's own token, greater than
+// every token issued before for the key (by RWLocks and by RedisLocks
+// WithFencing). For a read share it is the token of the latest writer
+// before it, so a reader can check that the data it reads is at least that
+// new. It is 0 before this instance's first hold, for a reader before any
+// writer WithFencing, and always for an RWLock made without WithFencing.
 func (l *RWLock) Fence() int64 {
 	return l.fence.Load()
 }
@@ -493,7 +558,17 @@ func (l *RWLock) px() (time.Duration, error) {
 }
 
 // wrap names the operation and key as RedisLock's errors do, and makes
-// errors.Is(err, ctx.Err()) hold whenever the context has ended.
+// errors.Is(err, ctx.Err()) hold whenever the context has ended. Like
+// RedisLock.wrap, a failure that is not an answer of Redis makes a cluster
+// client refresh its slot map.
 func (l *RWLock) wrap(ctx context.Context, op string, err error) error {
-	return (&RedisLock{store: l.store, key: l.key}).wrap(ctx, op, err)
+	var reply redis.Error
+	if r, ok := l.store.(stateReloader); ok && !errors.As(err, &reply) &&
+		!errors.Is(err, ErrNotRWLock) && !errors.Is(err, ErrOtherSideHeld) {
+		r.ReloadState(context.WithoutCancel(ctx))
+	}
+	if ctxErr := ctxdone.Err(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("redislock: %s %q: %w (%w)", op, l.key, err, ctxErr)
+	}
+	return fmt.Errorf("redislock: %s %q: %w", op, l.key, err)
 }

@@ -32,8 +32,8 @@ func TestRWLockClusterExclusion(t *testing.T) {
 }
 
 // TestRWLockClusterWaiting runs the checks of waiting, writer preference,
-// fencing and Watch on the Cluster: the release announcements are shard
-// channels in the key's slot.
+// fencing (WithFencing, and no counter without it) and Watch on the
+// Cluster: the release announcements are shard channels in the key's slot.
 func TestRWLockClusterWaiting(t *testing.T) {
 	admin := redistest.SharedCluster(t).Client(t)
 	for _, c := range []struct {
@@ -43,7 +43,10 @@ func TestRWLockClusterWaiting(t *testing.T) {
 		{"WokenWaiters", func(t *testing.T, b backend, key string) { checkRWWokenWaiters(t, b, admin, key) }},
 		{"WriterPreference", func(t *testing.T, b backend, key string) { checkRWWriterPreference(t, b, admin, key) }},
 		{"WriterGivesUp", func(t *testing.T, b backend, key string) { checkRWWriterGivesUp(t, b, admin, key) }},
-		{"Fence", func(t *testing.T, b backend, key string) { checkRWFence(t, b, admin, key) }},
+		{"Fence", func(t *testing.T, b backend, key string) {
+			checkRWNoFence(t, b, admin, key+":plain")
+			checkRWFence(t, b, admin, key)
+		}},
 		{"Watch", func(t *testing.T, b backend, key string) { checkRWWatch(t, b, admin, key) }},
 	} {
 		t.Run(c.name, func(t *testing.T) { eachClusterBackend(t, c.check) })
@@ -52,15 +55,19 @@ func TestRWLockClusterWaiting(t *testing.T) {
 
 // TestRWLockClusterNoCrossSlot: 600 fuzzed resource names (hash tags,
 // braces, empty), each through every script (both sides, a waiting
-// writer's intent and its abandonment, both releases, refresh): none is
-// refused with CROSSSLOT.
+// writer's intent and its abandonment, both releases, refresh), every
+// other name WithFencing: none is refused with CROSSSLOT.
 func TestRWLockClusterNoCrossSlot(t *testing.T) {
 	eachClusterBackend(t, func(t *testing.T, b backend, _ string) {
 		ctx := context.Background()
 		r := rand.New(rand.NewPCG(19, uint64(len(b.name))))
 		for i := range 300 {
 			name := fmt.Sprintf("%s%d", fuzzName(r), i%3)
-			reader, writer := newRW(b, name), newRW(b, name)
+			var opts []redislock.Option
+			if i%2 == 0 {
+				opts = append(opts, redislock.WithFencing())
+			}
+			reader, writer := newRW(b, name, opts...), newRW(b, name, opts...)
 			steps := []struct {
 				what   string
 				call   func() (bool, error)

@@ -1,15 +1,30 @@
 -- Write lock: take the key as a plain lock does (the token with PX) when
 -- no other writer holds it and no reader's share is left, minting a
--- fencing token; refresh it when this token holds it already. A waiting
--- writer (ARGV[3] = "1") that is refused leaves an intent, which stops new
--- readers until it gets the key or gives up.
+-- fencing token WithFencing; refresh it when this token holds it already.
+-- A waiting writer (ARGV[3] = "1") that is refused leaves an intent, which
+-- stops new readers until it gets the key or gives up.
 -- KEYS[1]: the lock key. KEYS[2]: the readers' set. KEYS[3]: the intent.
--- KEYS[4]: the fencing counter.
+-- KEYS[4], WithFencing only: the fencing counter.
 -- ARGV[1]: the token. ARGV[2]: the expiry in ms. ARGV[3]: "1" to wait.
 -- ARGV[4]: the intent's expiry in ms (when waiting).
--- Returns {1, fence} when this token holds the key afterwards, {0, ms}
--- when refused (ms: the writer's PTTL or when the earliest share expires),
--- and {-1, 0} when this token holds a read share.
+-- Returns {1, fence (0 without KEYS[4])} when this token holds the key
+-- afterwards, {0, ms} when refused (ms: the writer's PTTL or when the
+-- earliest share expires), {-1, 0} when this token holds a read share,
+-- and "WRONGTYPE <type> <key>", before any write, when a key holds a value
+-- of another type.
+-- That report is not raised as WRONGTYPE: go-zero's circuit breaker counts
+-- every error reply, and one misnamed key must not open it for the store.
+local function misfit(key, want)
+    local kind = redis.call("TYPE", key).ok
+    if kind ~= want and kind ~= "none" then
+        return "WRONGTYPE " .. kind .. " " .. key
+    end
+end
+local wrong = misfit(KEYS[1], "string") or misfit(KEYS[2], "zset") or misfit(KEYS[3], "string")
+    or (KEYS[4] and misfit(KEYS[4], "string"))
+if wrong then
+    return wrong
+end
 local time = redis.call("TIME")
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
@@ -22,7 +37,11 @@ if writer == ARGV[1] then
     if redis.call("GET", KEYS[3]) == ARGV[1] then
         redis.call("DEL", KEYS[3])
     end
-    return {1, tonumber(redis.call("GET", KEYS[4]) or "0")}
+    local fence = 0
+    if KEYS[4] then
+        fence = tonumber(redis.call("GET", KEYS[4]) or "0")
+    end
+    return {1, fence}
 end
 local busy
 if writer then
@@ -46,4 +65,7 @@ redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 if redis.call("GET", KEYS[3]) == ARGV[1] then
     redis.call("DEL", KEYS[3])
 end
-return {1, redis.call("INCR", KEYS[4])}
+if KEYS[4] then
+    return {1, redis.call("INCR", KEYS[4])}
+end
+return {1, 0}

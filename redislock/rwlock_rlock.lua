@@ -4,11 +4,26 @@
 -- on the server's clock, so each expires on its own; expired ones are
 -- purged first, and the set lives as long as its latest share.
 -- KEYS[1]: the lock key (the writer's). KEYS[2]: the readers' set.
--- KEYS[3]: a waiting writer's intent. KEYS[4]: the fencing counter.
+-- KEYS[3]: a waiting writer's intent. KEYS[4], WithFencing only: the
+-- fencing counter, read, never written.
 -- ARGV[1]: the token. ARGV[2]: the share's expiry in ms.
--- Returns {1, the counter} when this token holds a share afterwards,
--- {0, PTTL of what refused it} when refused, and {-1, 0} when this token
--- holds the write side.
+-- Returns {1, the counter (0 without KEYS[4])} when this token holds a
+-- share afterwards, {0, PTTL of what refused it} when refused, {-1, 0}
+-- when this token holds the write side, and "WRONGTYPE <type> <key>",
+-- before any write, when a key holds a value of another type.
+-- That report is not raised as WRONGTYPE: go-zero's circuit breaker counts
+-- every error reply, and one misnamed key must not open it for the store.
+local function misfit(key, want)
+    local kind = redis.call("TYPE", key).ok
+    if kind ~= want and kind ~= "none" then
+        return "WRONGTYPE " .. kind .. " " .. key
+    end
+end
+local wrong = misfit(KEYS[1], "string") or misfit(KEYS[2], "zset") or misfit(KEYS[3], "string")
+    or (KEYS[4] and misfit(KEYS[4], "string"))
+if wrong then
+    return wrong
+end
 local time = redis.call("TIME")
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
@@ -29,4 +44,8 @@ end
 redis.call("ZADD", KEYS[2], expires, ARGV[1])
 local last = redis.call("ZRANGE", KEYS[2], -1, -1, "WITHSCORES")
 redis.call("PEXPIREAT", KEYS[2], last[2])
-return {1, tonumber(redis.call("GET", KEYS[4]) or "0")}
+local fence = 0
+if KEYS[4] then
+    fence = tonumber(redis.call("GET", KEYS[4]) or "0")
+end
+return {1, fence}

@@ -5,18 +5,26 @@
 -- reader held back by that writer's intent, which would take the wake and
 -- leave the writer to its back-off. While shares remain nobody is woken:
 -- no waiter can proceed.
--- KEYS[1]: the readers' set. ARGV[1]: the token. ARGV[2]: the channel, if
+-- KEYS[1]: the lock key, only so that a go-redis Ring runs this script on
+-- the shard where rwlock_rlock.lua ran (it routes by the first key).
+-- KEYS[2]: the readers' set. ARGV[1]: the token. ARGV[2]: the channel, if
 -- any. ARGV[3]: the payload.
--- Returns 1 when the share was removed, else 0.
+-- Returns 1 when the share was removed, else 0, or "WRONGTYPE <type>
+-- <key>" when the readers' set holds a value of another type (reported,
+-- not raised: go-zero's circuit breaker counts every error reply).
+local kind = redis.call("TYPE", KEYS[2]).ok
+if kind ~= "zset" and kind ~= "none" then
+    return "WRONGTYPE " .. kind .. " " .. KEYS[2]
+end
 local time = redis.call("TIME")
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now)
-if redis.call("ZREM", KEYS[1], ARGV[1]) == 0 then
+redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
+if redis.call("ZREM", KEYS[2], ARGV[1]) == 0 then
     return 0
 end
-local last = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+local last = redis.call("ZRANGE", KEYS[2], -1, -1, "WITHSCORES")
 if last[2] then
-    redis.call("PEXPIREAT", KEYS[1], last[2])
+    redis.call("PEXPIREAT", KEYS[2], last[2])
 elseif ARGV[2] then
     local sent = redis.pcall("SPUBLISH", ARGV[2], ARGV[3])
     if type(sent) == "table" and sent.err then

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -537,19 +538,77 @@ func TestRWLockOtherSideHeld(t *testing.T) {
 	})
 }
 
-// TestRWLockFence: every write hold gets a greater token, shared with
-// RedisLock's WithFencing counter; a re-entrant Lock keeps its token; a
-// reader gets the latest writer's token, and 0 before any writer.
+// TestRWLockFence: WithFencing, every write hold gets a greater token,
+// shared with RedisLock's WithFencing counter; a re-entrant Lock keeps its
+// token; a reader gets the latest writer's token, and 0 before any writer.
+// Without it, no counter key is ever written and Fence is 0.
 func TestRWLockFence(t *testing.T) {
 	eachBackend(t, redistest.Start(t), func(t *testing.T, b backend, admin *redis.Client, key string) {
+		checkRWNoFence(t, b, admin, key+":plain")
 		checkRWFence(t, b, admin, key)
 	})
 }
 
-// checkRWFence is TestRWLockFence on b; admin is a client of
-// b's deployment.
+// checkRWNoFence: RWLocks made without WithFencing, by single tries and
+// waits, leave no fencing counter behind and report 0, even where a
+// counter exists; admin is a client of b's deployment.
+func checkRWNoFence(t *testing.T, b backend, admin redis.Cmdable, key string) {
+	ctx := context.Background()
+	r, w := newRW(b, key), newRW(b, key)
+	for _, s := range []struct {
+		what string
+		call func() (bool, error)
+		l    *redislock.RWLock
+	}{
+		{"Lock", w.Lock, w},
+		{"re-entrant Lock", w.Lock, w},
+		{"Unlock", w.Unlock, nil},
+		{"LockWait", func() (bool, error) { return w.LockWaitCtx(ctx, time.Second) }, w},
+		{"Unlock", w.Unlock, nil},
+		{"RLock", r.RLock, r},
+		{"RUnlock", r.RUnlock, nil},
+	} {
+		ok, err := s.call()
+		rwWant(t, s.what+" without WithFencing", ok, err, true)
+		if s.l != nil && s.l.Fence() != 0 {
+			t.Fatalf("Fence after %s without WithFencing = %d, want 0", s.what, s.l.Fence())
+		}
+	}
+	counter := rwCompanion(key, "zerolock.fence")
+	for _, k := range []string{counter, key, rwCompanion(key, "zerolock.readers"), rwCompanion(key, "zerolock.writer-waiting")} {
+		if n := admin.Exists(ctx, k).Val(); n != 0 {
+			t.Fatalf("%q left by RWLocks without WithFencing after their releases", k)
+		}
+	}
+	// A counter left by others is not read.
+	plain := b.newLock(key, redislock.WithFencing())
+	plain.SetExpire(30)
+	mustAcquire(t, plain, true)
+	mustRelease(t, plain, true)
+	if n := admin.Exists(ctx, counter).Val(); n != 1 {
+		t.Fatalf("no counter %q after a RedisLock WithFencing", counter)
+	}
+	ok, err := w.Lock()
+	rwWant(t, "Lock beside a counter", ok, err, true)
+	if f := w.Fence(); f != 0 {
+		t.Fatalf("Fence of a writer without WithFencing beside a counter = %d, want 0", f)
+	}
+	_, _ = w.Unlock()
+	ok, err = r.RLock()
+	rwWant(t, "RLock beside a counter", ok, err, true)
+	if f := r.Fence(); f != 0 {
+		t.Fatalf("Fence of a reader without WithFencing beside a counter = %d, want 0", f)
+	}
+	_, _ = r.RUnlock()
+	if v := admin.Get(ctx, counter).Val(); v != "1" {
+		t.Fatalf("counter = %q after RWLocks without WithFencing, want the RedisLock's 1 untouched", v)
+	}
+}
+
+// checkRWFence is TestRWLockFence's WithFencing part on b; admin is a
+// client of b's deployment.
 func checkRWFence(t *testing.T, b backend, _ redis.Cmdable, key string) {
-	r, w1, w2 := newRW(b, key), newRW(b, key), newRW(b, key)
+	r, w1, w2 := newRW(b, key, redislock.WithFencing()), newRW(b, key, redislock.WithFencing()), newRW(b, key, redislock.WithFencing())
 	ok, err := r.RLock()
 	rwWant(t, "reader's RLock before any writer", ok, err, true)
 	if f := r.Fence(); f != 0 {
@@ -794,6 +853,200 @@ func TestRWLockWakeupsPublished(t *testing.T) {
 			published("RUnlock of the last share", c.unlock, r2.RUnlock)
 		}
 	})
+}
+
+// TestRWLockWrongType: when the key or one of its companions (the readers'
+// set, the intent, the fencing counter WithFencing) holds a value of
+// another type, every call that touches it fails with ErrNotRWLock naming
+// WRONGTYPE and the key, writes nothing, and leaves the value alone. The
+// scripts report it rather than raise it: the server answers no WRONGTYPE
+// error, which go-zero's circuit breaker counts (with the errors raised,
+// the breaker opened within this test and refused later calls), and
+// go-zero's store keeps serving.
+func TestRWLockWrongType(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		ctx := context.Background()
+		readers, intent := rwCompanion(key, "zerolock.readers"), rwCompanion(key, "zerolock.writer-waiting")
+		counter := rwCompanion(key, "zerolock.fence")
+		wantNotRWLock := func(what, wrong string, ok bool, err error) {
+			t.Helper()
+			if ok || !errors.Is(err, redislock.ErrNotRWLock) || !strings.Contains(err.Error(), "WRONGTYPE") ||
+				!strings.Contains(err.Error(), fmt.Sprintf("%q", wrong)) {
+				t.Errorf("%s with %q of another type = %v, %v; want ErrNotRWLock naming WRONGTYPE and the key", what, wrong, ok, err)
+			}
+		}
+		for _, c := range []struct {
+			name, wrong, kind string
+			make             func(k string) error
+			opts             []redislock.Option
+		}{
+			{"key", key, "zset", func(k string) error { return admin.ZAdd(ctx, k, redis.Z{Score: 1, Member: "m"}).Err() }, nil},
+			{"readers", readers, "string", func(k string) error { return admin.Set(ctx, k, "v", 0).Err() }, nil},
+			{"intent", intent, "hash", func(k string) error { return admin.HSet(ctx, k, "f", "v").Err() }, nil},
+			{"counter", counter, "list", func(k string) error { return admin.RPush(ctx, k, "v").Err() },
+				[]redislock.Option{redislock.WithFencing()}},
+		} {
+			if err := c.make(c.wrong); err != nil {
+				t.Fatal(err)
+			}
+			l := newRW(b, key, c.opts...)
+			for _, call := range []struct {
+				what string
+				call func() (bool, error)
+			}{
+				{"RLock", l.RLock},
+				{"Lock", l.Lock},
+				{"RLockWait", func() (bool, error) { return l.RLockWaitCtx(ctx, 100*time.Millisecond) }},
+				{"LockWait", func() (bool, error) { return l.LockWaitCtx(ctx, 100*time.Millisecond) }},
+			} {
+				ok, err := call.call()
+				wantNotRWLock(c.name+": "+call.what, c.wrong, ok, err)
+			}
+			switch c.name {
+			case "key":
+				ok, err := l.Unlock()
+				wantNotRWLock("Unlock", c.wrong, ok, err)
+			case "readers":
+				ok, err := l.RUnlock()
+				wantNotRWLock("RUnlock", c.wrong, ok, err)
+			}
+			if kind := admin.Type(ctx, c.wrong).Val(); kind != c.kind {
+				t.Errorf("%s: %q holds a %s after the calls, want its %s left alone", c.name, c.wrong, kind, c.kind)
+			}
+			for _, k := range []string{key, readers, intent, counter} {
+				if n := admin.Exists(ctx, k).Val(); k != c.wrong && n != 0 {
+					t.Errorf("%s: the refused calls wrote %q", c.name, k)
+				}
+			}
+			admin.Del(ctx, c.wrong)
+		}
+
+		// A share whose set was replaced: its renewal and release report it.
+		l := newRW(b, key)
+		ok, err := l.RLock()
+		rwWant(t, "RLock", ok, err, true)
+		admin.Del(ctx, readers)
+		admin.Set(ctx, readers, "v", 0)
+		ok, err = l.Refresh()
+		wantNotRWLock("Refresh of a share", readers, ok, err)
+		ok, err = l.RUnlock()
+		wantNotRWLock("RUnlock of a share", readers, ok, err)
+		admin.Del(ctx, readers)
+
+		if errs := admin.Info(ctx, "errorstats").Val(); strings.Contains(errs, "WRONGTYPE") {
+			t.Errorf("the server answered WRONGTYPE, which go-zero's breaker counts:\n%s", errs)
+		}
+		for i := range 5 { // go-zero's breaker still lets calls through
+			ok, err := l.Lock()
+			rwWant(t, fmt.Sprintf("Lock %d after the reports", i), ok, err, true)
+			ok, err = l.Unlock()
+			rwWant(t, fmt.Sprintf("Unlock %d after the reports", i), ok, err, true)
+		}
+	})
+}
+
+// TestRWLockWaitErrorsNamed: a wait that ends with its context names the
+// side it waited for and the key, as the single tries do.
+func TestRWLockWaitErrorsNamed(t *testing.T) {
+	eachBackend(t, redistest.Start(t), func(t *testing.T, b backend, _ *redis.Client, key string) {
+		holder, waiter := newRW(b, key), newRW(b, key)
+		ok, err := holder.Lock()
+		rwWant(t, "Lock", ok, err, true)
+		for _, c := range []struct {
+			op   string
+			wait func(context.Context, time.Duration) (bool, error)
+		}{{"rlock", waiter.RLockWaitCtx}, {"lock", waiter.LockWaitCtx}} {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			ok, err := c.wait(ctx, 0)
+			cancel()
+			want := fmt.Sprintf("redislock: %s %q: ", c.op, key)
+			if ok || !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s wait past its context = %v, %v; want context.DeadlineExceeded named %q", c.op, ok, err, want)
+			}
+		}
+		ok, err = holder.Unlock()
+		rwWant(t, "Unlock", ok, err, true)
+	})
+}
+
+// TestRWLockRing: on a go-redis Ring of two servers, which routes a script
+// by its first key and places a key by its hash tag, the readers' set and
+// intent of a key with '}' (whose companions carry a substitute tag, see
+// companionKey) stay on the lock key's shard: RLock, Refresh and RUnlock
+// of a share, and a waiting writer's intent and its deletion, all run
+// there. Some of the keys have companions that the Ring itself places on
+// the other shard, where RUnlock found nothing before the scripts were
+// routed by the lock key.
+func TestRWLockRing(t *testing.T) {
+	a, b := redistest.Start(t), redistest.Start(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.Addr(), "b": b.Addr()}})
+	t.Cleanup(func() { _ = ring.Close() })
+	shards := []*redis.Client{a.Client(t), b.Client(t)}
+	ctx := context.Background()
+	companion := func(key, suffix string) string {
+		return strings.Replace(redislock.ReleaseChannel(key), "zerolock.released", suffix, 1)
+	}
+	exists := func(k string) (on []int) {
+		for i, s := range shards {
+			if s.Exists(ctx, k).Val() == 1 {
+				on = append(on, i)
+			}
+		}
+		return on
+	}
+	var elsewhere int
+	for i := range 12 {
+		key := fmt.Sprintf("zerolock-test:ring}%d", i)
+		readers, intent := companion(key, "zerolock.readers"), companion(key, "zerolock.writer-waiting")
+		reader, probe := redislock.NewRWLock(ring, key), redislock.NewRWLock(ring, key)
+		writer := redislock.NewRWLock(ring, key, redislock.WithExpiry(30*time.Second))
+		reader.SetExpire(30)
+		ok, err := reader.RLock()
+		rwWant(t, key+": RLock", ok, err, true)
+		if on := exists(readers); len(on) != 1 {
+			t.Fatalf("%s: the readers' set %q is on shards %v, want one", key, readers, on)
+		}
+		if ring.Exists(ctx, readers).Val() == 0 {
+			elsewhere++ // the Ring places the set itself on the other shard
+		}
+		ok, err = reader.Refresh()
+		rwWant(t, key+": Refresh of the share", ok, err, true)
+
+		waitCtx, cancel := context.WithCancel(ctx)
+		wrote := rwInBackground(func() (bool, error) { return writer.LockWaitCtx(waitCtx, 0) })
+		rwWaitFor(t, key+": the writer's intent holds readers back", func() bool {
+			ok, err := probe.RLock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				_, _ = probe.RUnlock()
+			}
+			return !ok
+		})
+		cancel()
+		if r := <-wrote; r.ok || !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("%s: cancelled LockWaitCtx = %v, %v; want false and context.Canceled", key, r.ok, r.err)
+		}
+		if on := exists(intent); len(on) != 0 {
+			t.Fatalf("%s: the intent outlived the writer's wait, on shards %v", key, on)
+		}
+
+		ok, err = reader.RUnlock()
+		rwWant(t, key+": RUnlock of the share", ok, err, true)
+		if on := exists(readers); len(on) != 0 {
+			t.Fatalf("%s: the readers' set outlived its last share, on shards %v", key, on)
+		}
+		ok, err = writer.Lock()
+		rwWant(t, key+": Lock after the reader left", ok, err, true)
+		ok, err = writer.Unlock()
+		rwWant(t, key+": Unlock", ok, err, true)
+	}
+	if elsewhere == 0 {
+		t.Fatal("no key has a readers' set the Ring would place on the other shard: nothing was checked")
+	}
+	t.Logf("%d of 12 keys have companions the Ring places on the other shard", elsewhere)
 }
 
 // TestRWLockBesideRedisLock: a RedisLock on the same key excludes writers

@@ -17,8 +17,8 @@ func (l *RWLock) RLockWait(wait time.Duration) (bool, error) {
 // bounds it) for a read share and returns true as soon as it holds one. It
 // returns false, with a nil error, when the wait limit passed first; an
 // error for which errors.Is(err, ctx.Err()) holds when ctx ended first;
-// ErrOtherSideHeld when this instance holds the write side; and a store
-// error when Redis fails.
+// ErrOtherSideHeld when this instance holds the write side; ErrNotRWLock
+// as RLockCtx does; and a store error when Redis fails.
 //
 // It waits as RedisLock.AcquireWaitCtx does: woken when the writer unlocks
 // or a waiting writer gives up, with a jittered back-off (never longer
@@ -28,7 +28,7 @@ func (l *RWLock) RLockWaitCtx(ctx context.Context, wait time.Duration) (bool, er
 	if ok || err != nil {
 		return ok, err
 	}
-	return l.waitLoop().run(ctx, wait, func(ctx context.Context) (bool, time.Duration, error) {
+	return l.waitLoop("rlock").run(ctx, wait, func(ctx context.Context) (bool, time.Duration, error) {
 		px, err := l.px()
 		if err != nil {
 			return false, 0, err
@@ -49,13 +49,17 @@ func (l *RWLock) LockWait(wait time.Duration) (bool, error) {
 //
 // While it waits, its intent (a companion key in the lock's slot) stops
 // new readers, so a stream of readers cannot starve it; readers already
-// holding keep their shares until they unlock or expire. It is woken when
-// the last reader or the writer unlocks. When it gives up (the wait limit,
-// ctx, an error) it deletes its intent and wakes the readers it held back,
-// best effort. The intent is renewed by each try and otherwise expires
-// after twice the longest back-off (WithBackoff), at least a second and at
-// most the lock's expiry, so a waiting writer that crashed holds readers
-// back no longer than that.
+// holding keep their shares until they unlock or expire. The intent is
+// left by the tries that follow its first, refused one: those are made
+// once the subscription to the release channel is in place (or given up
+// on), and each comes before the intent left by the one before could
+// lapse, so waiting for a slow subscription opens no gap for readers. It
+// is woken when the last reader or the writer unlocks. When it gives up
+// (the wait limit, ctx, an error) it deletes its intent and wakes the
+// readers it held back, best effort. The intent is renewed by each try and
+// otherwise expires after twice the longest back-off (WithBackoff), at
+// least a second and at most the lock's expiry, so a waiting writer that
+// crashed holds readers back no longer than that.
 func (l *RWLock) LockWaitCtx(ctx context.Context, wait time.Duration) (ok bool, err error) {
 	var intent bool // a try may have left this instance's intent
 	defer func() {
@@ -78,13 +82,14 @@ func (l *RWLock) LockWaitCtx(ctx context.Context, wait time.Duration) (ok bool, 
 		}
 		return ok, retryIn, err
 	}
-	ok, _, err = l.tryOnce(ctx, "lock", func(ctx context.Context, _ time.Duration) (bool, time.Duration, error) {
-		return try(ctx)
-	})
+	// The first try leaves no intent: the subscription the loop makes
+	// before its first try may take up to confirmTimeout, longer than the
+	// intent may live.
+	ok, err = l.LockCtx(ctx)
 	if ok || err != nil {
 		return ok, err
 	}
-	return l.waitLoop().run(ctx, wait, try)
+	return l.waitLoop("lock").run(ctx, wait, try)
 }
 
 // abandon deletes this instance's intent, if it is still there, and wakes
@@ -104,13 +109,19 @@ func (l *RWLock) abandon(ctx context.Context) {
 const abandonTimeout = time.Second
 
 // waitLoop is the wait of both sides: one release channel for the key.
-func (l *RWLock) waitLoop() waitLoop {
-	return waitLoop{store: l.store, key: l.key, channel: l.channel, backoff: l.waitOpts, wrap: l.wrap}
+// Its errors are named op, the side waited for, rather than the loop's
+// "acquire".
+func (l *RWLock) waitLoop(op string) waitLoop {
+	wrap := func(ctx context.Context, _ string, err error) error {
+		return l.wrap(ctx, op, err)
+	}
+	return waitLoop{store: l.store, key: l.key, channel: l.channel, backoff: l.waitOpts, wrap: wrap}
 }
 
 // Reader returns the read side of the lock as a zerolock.Locker:
 // AcquireCtx is RLockCtx, ReleaseCtx RUnlockCtx. It is also a
-// zerolock.Waiter (RLockWaitCtx), zerolock.Watcher, zerolock.Fencer and
+// zerolock.Waiter (RLockWaitCtx), zerolock.Watcher, zerolock.Fencer (its
+// Fence is 0 unless the RWLock was made WithFencing) and
 // zerolock.Refresher. Readers of one key do not exclude each other.
 func (l *RWLock) Reader() zerolock.Locker {
 	return rwReader{l}
@@ -118,8 +129,10 @@ func (l *RWLock) Reader() zerolock.Locker {
 
 // Writer returns the write side of the lock as a zerolock.Locker:
 // AcquireCtx is LockCtx, ReleaseCtx UnlockCtx. It is also a
-// zerolock.Waiter (LockWaitCtx), zerolock.Watcher, zerolock.Fencer and
-// zerolock.Refresher, so it can stand where a RedisLock does.
+// zerolock.Waiter (LockWaitCtx), zerolock.Watcher, zerolock.Fencer
+// (minting tokens only when the RWLock was made WithFencing, as a
+// RedisLock does) and zerolock.Refresher, so it can stand where a
+// RedisLock does.
 func (l *RWLock) Writer() zerolock.Locker {
 	return rwWriter{l}
 }
