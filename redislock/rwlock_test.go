@@ -878,8 +878,8 @@ func TestRWLockWrongType(t *testing.T) {
 		}
 		for _, c := range []struct {
 			name, wrong, kind string
-			make             func(k string) error
-			opts             []redislock.Option
+			make              func(k string) error
+			opts              []redislock.Option
 		}{
 			{"key", key, "zset", func(k string) error { return admin.ZAdd(ctx, k, redis.Z{Score: 1, Member: "m"}).Err() }, nil},
 			{"readers", readers, "string", func(k string) error { return admin.Set(ctx, k, "v", 0).Err() }, nil},
