@@ -27,8 +27,7 @@ var (
 	// ErrNotRWLock is returned when the key of an RWLock, or one of the
 	// companion keys beside it (the readers' set, a waiting writer's
 	// intent, the fencing counter), holds a value of another type: a
-	// Semaphore's or MultiLock's sorted set, say, or any other value under
-	// that name. The error names the key and the type it holds
+	// Semaphore's sorted set, say, or any other value under that name. The error names the key and the type it holds
 	// (WRONGTYPE). The scripts check the types before writing anything and
 	// report a mismatch instead of failing, so go-zero's circuit breaker,
 	// which counts every error reply, does not open for the whole store.
