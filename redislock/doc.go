@@ -51,7 +51,8 @@
 //     SKU of an order); atomic within one slot, ordered with give-back
 //     across Cluster slots.
 //   - NewRWLock: many readers or one writer, a waiting writer holding new
-//     readers back, the writer fenced (rebuild a cache while readers read).
+//     readers back, the writer fenced WithFencing (rebuild a cache while
+//     readers read).
 //
 // Under the hood, the token is 128 bits from crypto/rand, and an instance
 // that does not hold its key acquires without a script: on go-redis with a
