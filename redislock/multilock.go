@@ -23,6 +23,14 @@ var (
 	// ErrDuplicateKey is returned by NewMultiLock, wrapped with the key,
 	// when a key appears twice in its list.
 	ErrDuplicateKey = errors.New("redislock: duplicate key in a multi-lock")
+
+	// ErrNotLockKey is returned, wrapped with the key and the type it holds
+	// (WRONGTYPE), when a multi-lock's key holds something other than a
+	// lock: a semaphore, a read-write lock or any value that is not a
+	// string. The scripts check every key's type before they write and
+	// report it instead of failing, so go-zero's circuit breaker, which
+	// counts every error reply, does not open for the whole store.
+	ErrNotLockKey = errors.New("redislock: key holds a value that is not a lock")
 )
 
 var (
@@ -41,8 +49,9 @@ var (
 
 // A MultiLock holds several Redis keys at once, all of them or none: an
 // order that deducts the stock of several SKUs locks them together. It is
-// safe for concurrent use, and acquiring again while holding refreshes the
-// expiry of every key.
+// safe for concurrent use: the instance runs one acquire try or release at
+// a time, so one goroutine's try never gives back keys another has just
+// taken. Acquiring again while holding refreshes the expiry of every key.
 //
 // Each key is held exactly as a RedisLock holds it (a string with the
 // lock's token and an expiry; one token for all the keys), so a MultiLock
@@ -53,15 +62,17 @@ var (
 // the keys share a hash slot (a common hash tag: "{order:42}:sku-1"),
 // every operation is one script over all the keys, atomic. On Cluster
 // across slots the keys are taken slot by slot in a fixed order (Keys),
-// each slot's keys atomically, and a refusal or an error gives back those
-// already taken (compare-and-delete with the lock's token). Once
-// AcquireCtx returns the lock is held entirely or, after false with a nil
-// error, not at all; meanwhile other clients may briefly see some of the
-// keys taken by a try that then gives them back, and when giving back
-// cannot reach a node those keys stay taken until the lock's expiry (the
-// acquire then returns the error). No MultiLock ever holds some keys while
-// it waits for others, so waiting MultiLocks cannot deadlock, whatever
-// their key sets.
+// each slot's keys atomically, and a refusal gives back those already
+// taken (compare-and-delete with the lock's token). Once AcquireCtx
+// returns the lock is held entirely or, after false with a nil error, not
+// at all; meanwhile other clients may briefly see some of the keys taken
+// by a try that then gives them back, and when giving back cannot reach a
+// node those keys stay taken until the lock's expiry (the acquire then
+// returns the error). No MultiLock ever holds some keys while it waits for
+// others, so waiting MultiLocks cannot deadlock, whatever their key sets.
+// An error (Redis did not answer) gives back only the keys the try is
+// known to have taken, never those the instance held before it: a failed
+// refresh of a held lock leaves the hold alone, as RedisLock does.
 //
 // Keys may be empty strings, as RedisLock's key may. Fencing tokens are not
 // minted for multi-locks: WithFencing is ignored (a MultiLock has no Fence
@@ -77,6 +88,7 @@ type MultiLock struct {
 	guard     deadlineGuard // WithDeadlineGuard
 	proc      processor     // the store, when it can send a command once
 	groups    []keyGroup    // what one script may touch: all keys, or a slot's
+	turn      turn          // one acquire try or release at a time
 
 	expiry atomic.Int64 // time.Duration
 	state  holdState
@@ -130,6 +142,7 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 		tolerance: o.tolerance,
 		waitOpts:  o.wait,
 		guard:     guardFor(store, o.deadlineGuard),
+		turn:      newTurn(),
 	}
 	m.proc, _ = store.(processor)
 	m.channels = make([]string, len(m.keys))
@@ -207,13 +220,18 @@ func (m *MultiLock) Acquire() (bool, error) {
 // AcquireCtx tries once to take all the keys. It reports true when this
 // instance holds every key afterwards (taken, or already held and their
 // expiry refreshed), and false with a nil error when another holder has
-// one of them; then it holds none.
+// one of them; then it holds none (keys it still held from an earlier
+// acquire, the rest of a hold that expired in part, are given back).
 //
-// It returns ErrInvalidExpiry for a negative or empty expiry, and a
-// wrapped store error when Redis cannot answer; errors.Is(err, ctx.Err())
-// holds when the context ended. After an error the keys may or may not be
-// held (those taken are given back, when Redis answers); a later
-// AcquireCtx or ReleaseCtx on the same instance settles it.
+// It returns ErrInvalidExpiry for a negative or empty expiry; an error
+// wrapping ErrNotLockKey, naming the key, when a key holds something other
+// than a lock (then it holds none, as after false); and a wrapped store
+// error when Redis cannot answer. errors.Is(err, ctx.Err()) holds when the
+// context ended, also while it waited for another call on the same
+// instance to finish. After a store error the keys this call took are
+// given back when Redis answers, and those the instance held before are
+// left held; a later AcquireCtx or ReleaseCtx on the same instance settles
+// it.
 func (m *MultiLock) AcquireCtx(ctx context.Context) (bool, error) {
 	px, err := m.px()
 	if err != nil {
@@ -229,107 +247,6 @@ func (m *MultiLock) AcquireCtx(ctx context.Context) (bool, error) {
 	return r.ok, nil
 }
 
-// multiAttempt is what one acquire attempt learned.
-type multiAttempt struct {
-	ok      bool
-	refused int           // the index in keys of the key that refused
-	retryIn time.Duration // that key's remaining time
-	err     error
-}
-
-// try makes one acquire attempt, keeping the bookkeeping of the hold.
-func (m *MultiLock) try(ctx context.Context, px time.Duration) multiAttempt {
-	sent := time.Now()
-	_, seen := m.state.beginAcquire()
-	r, err := within(ctx, m.guard, func() multiAttempt {
-		return m.attempt(ctx, px)
-	})
-	if err != nil {
-		r.err = err
-	}
-	r.ok = r.ok && r.err == nil
-	m.state.endAcquire(seen, r.ok || r.err != nil)
-	if r.ok {
-		m.noteAcquired(sent)
-	}
-	return r
-}
-
-// attempt takes the groups in order and, on a refusal or an error, gives
-// back those taken (and the failed one, whose outcome is unknown).
-func (m *MultiLock) attempt(ctx context.Context, px time.Duration) multiAttempt {
-	for i, g := range m.groups {
-		reply, err := multiAcquireScript.run(ctx, m.store, g.keys, m.token, px.Milliseconds()).Result()
-		var r multiAttempt
-		if err == nil {
-			r, err = parseMultiAcquire(reply, g)
-		}
-		switch {
-		case err != nil:
-			if rbErr := m.giveBack(ctx, m.groups[:i+1]); rbErr != nil {
-				err = errors.Join(err, rbErr)
-			}
-			return multiAttempt{err: err}
-		case !r.ok:
-			if err := m.giveBack(ctx, m.groups[:i]); err != nil {
-				return multiAttempt{err: fmt.Errorf("give back the keys taken: %w", err)}
-			}
-			return r
-		}
-	}
-	return multiAttempt{ok: true}
-}
-
-// parseMultiAcquire reads multilock_acquire.lua's reply for g: 0, or the
-// 1-based index and PTTL of the key that refused.
-func parseMultiAcquire(reply any, g keyGroup) (multiAttempt, error) {
-	switch reply := reply.(type) {
-	case int64:
-		if reply == 0 {
-			return multiAttempt{ok: true}, nil
-		}
-	case []any:
-		if len(reply) == 2 {
-			i, okI := reply[0].(int64)
-			ttl, okT := reply[1].(int64)
-			if okI && okT && i >= 1 && int(i) <= len(g.keys) {
-				return multiAttempt{refused: g.first + int(i) - 1, retryIn: max(time.Duration(ttl), 0) * time.Millisecond}, nil
-			}
-		}
-	}
-	return multiAttempt{}, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
-}
-
-// giveBack releases groups, announcing each key it frees, even when ctx
-// has ended: an acquire that fails must not leave keys taken.
-func (m *MultiLock) giveBack(ctx context.Context, groups []keyGroup) error {
-	_, err := m.release(context.WithoutCancel(ctx), groups)
-	return err
-}
-
-// release frees the keys of groups still holding the token and reports how
-// many it freed, going on past a group that fails.
-func (m *MultiLock) release(ctx context.Context, groups []keyGroup) (int, error) {
-	var (
-		freed int
-		errs  []error
-	)
-	for _, g := range groups {
-		reply, err := multiReleaseScript.runOnce(ctx, m.store, m.proc, g.keys, g.releaseArgs...).Result()
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		n, ok := reply.(int64)
-		if !ok {
-			errs = append(errs, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
-			continue
-		}
-		freed += int(n)
-	}
-	return freed, errors.Join(errs...)
-}
-
 // Release is ReleaseCtx with context.Background().
 func (m *MultiLock) Release() (bool, error) {
 	return m.ReleaseCtx(context.Background())
@@ -339,25 +256,35 @@ func (m *MultiLock) Release() (bool, error) {
 // stops the watchdog, and wakes the waiters of each key it frees (unless
 // WithoutWakeups). It reports true when every key was still held, and
 // false with a nil error when one or more were not (expired, or taken by
-// another holder since): those are left alone.
+// another holder since): those are left alone. It waits for an acquire
+// try running on the same instance to finish first.
 //
-// It returns a wrapped store error when Redis cannot answer, after trying
-// every slot's keys; the keys it could not free end at their expiry.
-// errors.Is(err, ctx.Err()) holds when the context ended. Callers that
-// release on the way out of a request should pass a context that is not
-// already cancelled, such as context.WithoutCancel(ctx).
+// It returns an error wrapping ErrNotLockKey, naming the key, when a key
+// holds something other than a lock (the keys holding the token are freed
+// all the same), and a wrapped store error when Redis cannot answer, after
+// trying every slot's keys; the keys it could not free end at their
+// expiry. errors.Is(err, ctx.Err()) holds when the context ended. Callers
+// that release on the way out of a request should pass a context that is
+// not already cancelled, such as context.WithoutCancel(ctx).
 func (m *MultiLock) ReleaseCtx(ctx context.Context) (bool, error) {
 	m.stopWatchdog(ctx, zerolock.ErrReleased)
 	if err := ctx.Err(); err != nil {
 		return false, m.wrap(ctx, "release", err)
 	}
-	seen := m.state.beginRelease()
 	type result struct {
 		freed int
 		err   error
 	}
 	r, err := within(ctx, m.guard, func() result {
+		if err := m.turn.take(ctx); err != nil {
+			return result{err: err}
+		}
+		defer m.turn.give()
+		seen := m.state.beginRelease()
 		freed, err := m.release(ctx, m.groups)
+		if err == nil && m.state.endRelease(seen) {
+			m.forget()
+		}
 		return result{freed, err}
 	})
 	if err == nil {
@@ -365,9 +292,6 @@ func (m *MultiLock) ReleaseCtx(ctx context.Context) (bool, error) {
 	}
 	if err != nil {
 		return false, m.wrap(ctx, "release", err)
-	}
-	if m.state.endRelease(seen) {
-		m.forget()
 	}
 	return r.freed == len(m.keys), nil
 }
@@ -379,7 +303,8 @@ func (m *MultiLock) Refresh() (bool, error) {
 
 // RefreshCtx extends every key to the lock's expiry (plus the tolerance)
 // only while this instance still holds all of them, and reports false with
-// a nil error when one was lost; it never re-creates a vanished key. On a
+// a nil error when one was lost (gone, holding another token, or replaced
+// by a value of another type); it never re-creates a vanished key. On a
 // server or a slot it is atomic; across Cluster slots each slot's keys are
 // checked and extended together, and a slot found lost stops it (earlier
 // slots' keys, still this instance's, keep their new expiry until
@@ -461,10 +386,11 @@ func (m *MultiLock) px() (time.Duration, error) {
 
 // wrap names the operation and keys, and makes errors.Is(err, ctx.Err())
 // hold whenever the context has ended; a failure that is not a Redis reply
-// makes a cluster client refresh its slot map, as RedisLock.wrap explains.
+// (nor a script's report of a key of another type) makes a cluster client
+// refresh its slot map, as RedisLock.wrap explains.
 func (m *MultiLock) wrap(ctx context.Context, op string, err error) error {
 	var reply redis.Error
-	if r, ok := m.store.(stateReloader); ok && !errors.As(err, &reply) {
+	if r, ok := m.store.(stateReloader); ok && !errors.As(err, &reply) && !errors.Is(err, ErrNotLockKey) {
 		r.ReloadState(context.WithoutCancel(ctx))
 	}
 	if ctxErr := ctxdone.Err(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {

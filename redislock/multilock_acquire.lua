@@ -6,8 +6,25 @@
 -- with the token and an expiry.
 -- KEYS: the lock's keys (of one slot on Redis Cluster). ARGV[1]: the token.
 -- ARGV[2]: the expiry in ms.
--- Returns 0 when every key holds ARGV[1] afterwards, else {i, PTTL} of the
--- first key (1-based) held by another.
+-- Returns 0 when every key was free and holds ARGV[1] afterwards; {0, i...}
+-- when some already held ARGV[1] and were refreshed, listing the others
+-- (1-based), free and taken now, so that the caller gives back only what
+-- this call took; {i, PTTL} of the first key held by another; or
+-- "WRONGTYPE <i> <type>" for the first key that holds something other than
+-- a string.
+-- Every key's type is checked before anything is read or written: a key of
+-- another type (a semaphore's, say) is reported, not raised as WRONGTYPE,
+-- because go-zero's circuit breaker counts every error reply, and one
+-- misconfigured key would open it for the whole store.
+local taken = {0}
+for i, key in ipairs(KEYS) do
+    local kind = redis.call("TYPE", key).ok
+    if kind == "none" then
+        taken[#taken + 1] = i
+    elseif kind ~= "string" then
+        return "WRONGTYPE " .. i .. " " .. kind
+    end
+end
 for i, key in ipairs(KEYS) do
     local held = redis.call("GET", key)
     if held and held ~= ARGV[1] then
@@ -17,4 +34,7 @@ end
 for _, key in ipairs(KEYS) do
     redis.call("SET", key, ARGV[1], "PX", ARGV[2])
 end
-return 0
+if #taken == #KEYS + 1 then
+    return 0
+end
+return taken

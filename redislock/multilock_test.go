@@ -499,14 +499,35 @@ func (s *scriptSpy) get() (string, int) {
 	return s.token, s.scripts
 }
 
-// spyHook is the redis.Hook that feeds the scriptSpy of a call's context.
+// interceptKey carries an intercept in the context of a lock's calls.
+type interceptKey struct{}
+
+// An intercept stands around each command a lock sends with a context
+// that carries it: send passes the command on to Redis, and what the
+// intercept returns is the command's error (set it on cmd as well). Tests
+// use it to hold a command back or to lose its reply.
+type intercept func(cmd redis.Cmder, send func() error) error
+
+// withIntercept returns ctx carrying f for spyHook.
+func withIntercept(ctx context.Context, f intercept) context.Context {
+	return context.WithValue(ctx, interceptKey{}, f)
+}
+
+// spyHook is the redis.Hook that feeds the scriptSpy of a call's context
+// and runs its intercept.
 type spyHook struct{}
 
 func (spyHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (spyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
+		send := func() error { return next(ctx, cmd) }
+		var err error
+		if f, ok := ctx.Value(interceptKey{}).(intercept); ok {
+			err = f(cmd, send)
+		} else {
+			err = send()
+		}
 		if spy, ok := ctx.Value(spyKey{}).(*scriptSpy); ok {
 			args := cmd.Args()
 			if name := strings.ToLower(fmt.Sprint(args[0])); name == "eval" || name == "evalsha" {
