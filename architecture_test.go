@@ -60,7 +60,8 @@ func isHarness(path string) bool {
 // library imports an example.
 func TestImportDirections(t *testing.T) {
 	forbidden := map[string][]string{ // package -> what it must not depend on
-		module:                  {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/"},
+		module:                  {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/", module + "/observe"},
+		module + "/observe":     {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/"},
 		module + "/etcdlock":    {module + "/redislock", module + "/zklock"},
 		module + "/zklock":      {module + "/redislock", module + "/etcdlock"},
 		module + "/redislock":   {module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/guard", module + "/internal/keyspec"},

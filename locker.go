@@ -48,6 +48,10 @@ type LockerOptions struct {
 	// Fencing asks for a fencing token per acquisition (see Fencer). A
 	// backend that cannot mint one returns Lockers that are not Fencers.
 	Fencing bool
+	// Name is what the lock reports itself as in metrics and traces (see
+	// package observe): a bounded label, such as a route or a method,
+	// never the key. Empty means "unnamed".
+	Name string
 }
 
 // A Backend makes Lockers on one lock service: a Redis store, a Redlock

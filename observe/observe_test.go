@@ -1,0 +1,166 @@
+package observe
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	prom "github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	zprom "github.com/zeromicro/go-zero/core/prometheus"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	oteltrace "go.opentelemetry.io/otel/trace"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	zprom.Enable() // as go-zero's DevServer does
+	goleak.VerifyTestMain(m)
+}
+
+// recording returns a context under a recording "request" span and the
+// recorder of the spans that end.
+func recording(t *testing.T) (context.Context, oteltrace.Span, *tracetest.SpanRecorder) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	ctx, span := tp.Tracer("test").Start(context.Background(), "request")
+	return ctx, span, rec
+}
+
+// samples is the number of observations of a histogram child.
+func samples(t *testing.T, o prom.Observer) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := o.(prom.Metric).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
+func TestAcquireMetricsAndSpans(t *testing.T) {
+	const name = "TestAcquireMetricsAndSpans"
+	in := For("redis", "mutex", name)
+	ctx, request, rec := recording(t)
+
+	_, a := in.StartAcquire(ctx, true)
+	a.End(Acquired, 7, nil)
+	_, b := in.StartAcquire(context.Background(), true) // no recording span: no span
+	b.End(Timeout, 0, nil)
+	_, c := in.StartAcquire(ctx, false)
+	c.End(Error, 0, errors.New("redis down"))
+	request.End()
+
+	for outcome, want := range map[string]float64{"acquired": 1, "busy": 0, "timeout": 1, "error": 1} {
+		if got := testutil.ToFloat64(acquisitions.WithLabelValues(name, "redis", "mutex", outcome)); got != want {
+			t.Errorf("acquisitions{outcome=%s} = %v; want %v", outcome, got, want)
+		}
+	}
+	if n := samples(t, in.wait); n != 2 {
+		t.Errorf("wait_seconds has %d samples; want 2 (the waiting acquires only)", n)
+	}
+
+	var acquires []sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == "zerolock.acquire" {
+			acquires = append(acquires, s)
+			if s.Parent().SpanID() != request.SpanContext().SpanID() || s.SpanContext().TraceID() != request.SpanContext().TraceID() {
+				t.Errorf("acquire span's parent %v; want the request span %v", s.Parent().SpanID(), request.SpanContext().SpanID())
+			}
+		}
+	}
+	if len(acquires) != 2 {
+		t.Fatalf("%d acquire spans; want 2 (the acquires under the request span)", len(acquires))
+	}
+	attrs := map[string]any{}
+	for _, kv := range acquires[0].Attributes() {
+		attrs[string(kv.Key)] = kv.Value.AsInterface()
+	}
+	if attrs["zerolock.lock.name"] != name || attrs["zerolock.lock.outcome"] != "acquired" ||
+		attrs["zerolock.lock.fence"] != int64(7) || attrs["zerolock.lock.backend"] != "redis" {
+		t.Errorf("span attributes %v; want name, backend, outcome acquired and fence 7", attrs)
+	}
+	if acquires[1].Status().Code != codes.Error {
+		t.Errorf("span of a failed acquire has status %v; want Error", acquires[1].Status())
+	}
+}
+
+func TestWatchEvents(t *testing.T) {
+	const name = "TestWatchEvents"
+	in := For("redis", "mutex", name)
+	ctx, request, rec := recording(t)
+	w := in.StartWatch(ctx)
+	w.Renewed()
+	w.RenewFailed(errors.New("timeout"))
+	w.Lost(TakenOver)
+	in.Held(0)
+	in.ReleasedGone()
+	request.End()
+
+	checks := map[string]float64{
+		"renewals":      testutil.ToFloat64(in.renewals),
+		"renew_failed":  testutil.ToFloat64(in.renewFailed),
+		"lost taken":    testutil.ToFloat64(lost.WithLabelValues(name, "redis", "mutex", "taken_over")),
+		"lost deleted":  testutil.ToFloat64(lost.WithLabelValues(name, "redis", "mutex", "deleted")),
+		"released gone": testutil.ToFloat64(in.releasedGone),
+	}
+	for what, want := range map[string]float64{"renewals": 1, "renew_failed": 1, "lost taken": 1, "lost deleted": 0, "released gone": 1} {
+		if checks[what] != want {
+			t.Errorf("%s = %v; want %v", what, checks[what], want)
+		}
+	}
+	if n := samples(t, in.hold); n != 1 {
+		t.Errorf("hold_seconds has %d samples; want 1", n)
+	}
+	spans := rec.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans; want the request span only", len(spans))
+	}
+	var events []string
+	for _, e := range spans[0].Events() {
+		events = append(events, e.Name)
+	}
+	if len(events) != 2 || events[0] != "zerolock.renew_failed" || events[1] != "zerolock.lock_lost" {
+		t.Errorf("request span events %v; want [zerolock.renew_failed zerolock.lock_lost]", events)
+	}
+}
+
+func TestSwitchesAndBounds(t *testing.T) {
+	in := For("redis", "mutex", "TestSwitches")
+	ctx, request, rec := recording(t)
+	SetMetrics(false)
+	SetTracing(false)
+	t.Cleanup(func() { SetMetrics(true); SetTracing(true) })
+	_, a := in.StartAcquire(ctx, true)
+	a.End(Acquired, 0, nil)
+	request.End()
+	if got := testutil.ToFloat64(in.outcomes[0]); got != 0 {
+		t.Errorf("acquired = %v with metrics off; want 0", got)
+	}
+	if n := len(rec.Ended()); n != 1 {
+		t.Errorf("%d spans with tracing off; want the request span only", n)
+	}
+	if For("redis", "mutex", "") != For("redis", "mutex", Unnamed) {
+		t.Error("a lock without a name is not reported as unnamed")
+	}
+	var nilIn *Instruments
+	_, z := nilIn.StartAcquire(ctx, true)
+	z.End(Acquired, 0, nil) // no panic
+	nilIn.StartWatch(ctx).Lost(Deleted)
+}
+
+// BenchmarkAcquire is the cost on a lock's hot path: with no recording
+// span it must not allocate.
+func BenchmarkAcquire(b *testing.B) {
+	in := For("redis", "mutex", "BenchmarkAcquire")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		_, a := in.StartAcquire(ctx, false)
+		a.End(Acquired, 0, nil)
+	}
+}
