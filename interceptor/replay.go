@@ -106,7 +106,7 @@ func (l *locker) replay(ctx context.Context, ru *rule, key string, fingerprint [
 	}
 	if rec.Unreplayable {
 		l.guard.Count(ru.method, guard.Rejected)
-		return nil, refusal(msgNotKept, l.guard.StoredRetryAfter(ctx, key, ru.policy))
+		return nil, refusal(msgNotKept, l.guard.StoredRetryAfter(ctx, ru.method, key, ru.policy))
 	}
 	r, err := decodeResult(rec.Payload)
 	if err != nil {
@@ -132,5 +132,5 @@ func (l *locker) unreadable(ctx context.Context, ru *rule, key string, err error
 	l.guard.Count(ru.method, guard.StoreError)
 	logx.WithContext(ctx).Errorf("zerolock: the stored result of %s (key …%s) cannot be read, "+
 		"so its calls are refused until it expires: %v", ru.method, keyspec.Digest(key), err)
-	return refusal(msgUnreadable, l.guard.StoredRetryAfter(ctx, key, ru.policy))
+	return refusal(msgUnreadable, l.guard.StoredRetryAfter(ctx, ru.method, key, ru.policy))
 }

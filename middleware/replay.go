@@ -123,7 +123,7 @@ func (m *LockMiddleware) serveStored(ru *rule, key string, fp [replay.Fingerprin
 			"so its retries are refused until it expires: %v", ru.label, keyspec.Digest(key), err)
 		e := newError(m.conf.RejectCode, "stored_result_unreadable", ErrStoredResultUnreadable,
 			"the first response to this request cannot be replayed; retry later")
-		e.RetryAfter = m.guard.StoredRetryAfter(r.Context(), key, ru.policy)
+		e.RetryAfter = m.guard.StoredRetryAfter(r.Context(), ru.label, key, ru.policy)
 		respond(w, r, e)
 	case rec.Fingerprint != fp:
 		m.guard.Count(ru.label, guard.Mismatch)
@@ -133,7 +133,7 @@ func (m *LockMiddleware) serveStored(ru *rule, key string, fp [replay.Fingerprin
 		m.guard.Count(ru.label, guard.Rejected)
 		e := newError(m.conf.RejectCode, "duplicate_request", ErrDuplicateRequest,
 			"the first response to this request could not be kept for retries; retry later")
-		e.RetryAfter = m.guard.StoredRetryAfter(r.Context(), key, ru.policy)
+		e.RetryAfter = m.guard.StoredRetryAfter(r.Context(), ru.label, key, ru.policy)
 		respond(w, r, e)
 	default:
 		m.guard.Count(ru.label, guard.Replayed)

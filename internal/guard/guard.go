@@ -76,9 +76,11 @@ type Result struct {
 }
 
 // Acquire tries once to take key under policy. label names the route or
-// method in metrics and logs; logs carry a digest of the key, never values.
+// method in metrics, logs and the lock's own metrics and spans (its
+// zerolock.LockerOptions.Name); logs carry a digest of the key, never
+// values.
 func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) Result {
-	lock, err := g.newLock(key, policy)
+	lock, err := g.newLock(label, key, policy)
 	if err != nil {
 		// CheckLimit refused this at start-up: not an outage, never served
 		// unlocked.
@@ -146,15 +148,20 @@ func (g *Guard) Count(label string, outcome Outcome) {
 // the refusal of a retry that cannot be replayed (a result too large to
 // keep, a record this build cannot read): the key's TTL, a second when it
 // has just expired, or the policy's Retain when the backend cannot tell.
-func (g *Guard) StoredRetryAfter(ctx context.Context, key string, policy Policy) time.Duration {
-	lock := g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire})
+// label names the rule, as for Acquire.
+func (g *Guard) StoredRetryAfter(ctx context.Context, label, key string, policy Policy) time.Duration {
+	lock := g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire, Name: label})
 	return retryAfter(ctx, lock, policy.Retain)
 }
+
+// checkName is the name of the locks Check and CheckLimit make only to
+// inspect the backend's abilities: they are never acquired.
+const checkName = "zerolock:check"
 
 // Check tells whether backend's locks can do what the configuration asks:
 // Renew needs a Watcher, Fence a Fencer, and replay mode a Recorder.
 func (g *Guard) Check() error {
-	lock := g.Backend.NewLocker("zerolock:check", zerolock.LockerOptions{Expiry: time.Second, Fencing: g.Fence})
+	lock := g.Backend.NewLocker(checkName, zerolock.LockerOptions{Expiry: time.Second, Fencing: g.Fence, Name: checkName})
 	if _, ok := lock.(zerolock.Watcher); g.Renew && !ok {
 		return fmt.Errorf("%w: Renew needs a lock backend that can renew (%T cannot)", ErrBadPolicy, lock)
 	}

@@ -17,12 +17,12 @@ const Limited Outcome = "limited"
 // that makes no semaphores, which CheckLimit refuses at start-up.
 var errNoSemaphores = errors.New("guard: limit mode needs a zerolock.SemaphoreBackend")
 
-// newLock returns the lock of key under policy: a semaphore of
-// policy.Permits in limit mode, otherwise the backend's Locker. Its error
-// is a misconfiguration, never an outage.
-func (g *Guard) newLock(key string, policy Policy) (zerolock.Locker, error) {
+// newLock returns the lock of key under policy, named label: a semaphore
+// of policy.Permits in limit mode, otherwise the backend's Locker. Its
+// error is a misconfiguration, never an outage.
+func (g *Guard) newLock(label, key string, policy Policy) (zerolock.Locker, error) {
 	if policy.Permits == 0 {
-		return g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire, Fencing: g.Fence}), nil
+		return g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire, Fencing: g.Fence, Name: label}), nil
 	}
 	sb, ok := g.Backend.(zerolock.SemaphoreBackend)
 	if !ok {
@@ -30,7 +30,7 @@ func (g *Guard) newLock(key string, policy Policy) (zerolock.Locker, error) {
 	}
 	// A semaphore's holders share the key, so no fencing token orders them;
 	// CheckLimit refuses Fence with limit mode.
-	return sb.NewSemaphore(key+limitSuffix, policy.Permits, zerolock.LockerOptions{Expiry: policy.Expire})
+	return sb.NewSemaphore(key+limitSuffix, policy.Permits, zerolock.LockerOptions{Expiry: policy.Expire, Name: label})
 }
 
 // limitSuffix puts a limit rule's semaphores in a namespace of their own:
@@ -57,7 +57,7 @@ func (g *Guard) CheckLimit() error {
 			"Redlock, etcd and ZooKeeper backends cannot); use a Redis store backend "+
 			"(a go-zero store or go-redis client, redislock.StoreBackend)", ErrBadPolicy, g.Backend)
 	}
-	sem, err := sb.NewSemaphore("zerolock:check", 1, zerolock.LockerOptions{Expiry: time.Second})
+	sem, err := sb.NewSemaphore(checkName, 1, zerolock.LockerOptions{Expiry: time.Second, Name: checkName})
 	if err != nil {
 		return fmt.Errorf("%w: limit mode: %v", ErrBadPolicy, err)
 	}
