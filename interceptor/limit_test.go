@@ -3,7 +3,6 @@ package interceptor_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/prometheus"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
-	"github.com/zeromicro/go-zero/zrpc"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -349,41 +347,7 @@ func TestLimitConfigRefused(t *testing.T) {
 // the test ends.
 func serveZrpc(t *testing.T, impl testpb.PaymentsServer, interceptors ...grpc.UnaryServerInterceptor) testpb.PaymentsClient {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	var sc zrpc.RpcServerConf
-	if err := conf.FillDefault(&sc); err != nil {
-		t.Fatal(err)
-	}
-	sc.Name, sc.ListenOn = "zerolock-test-limit", addr
-	sc.DevServer.Enabled = false // its HTTP server is never stopped
-	grpcServer := make(chan *grpc.Server, 1)
-	server := zrpc.MustNewServer(sc, func(s *grpc.Server) {
-		grpcServer <- s
-		testpb.RegisterPaymentsServer(s, impl)
-	})
-	server.AddUnaryInterceptors(interceptors...)
-	go server.Start()
-	redistest.WaitListening(t, addr)
-	gs := <-grpcServer
-	// zrpc's Stop leaves serving to the process's shutdown; stop gRPC itself.
-	t.Cleanup(func() {
-		server.Stop()
-		gs.Stop()
-	})
-
-	var cc zrpc.RpcClientConf
-	if err := conf.FillDefault(&cc); err != nil {
-		t.Fatal(err)
-	}
-	cc.Endpoints, cc.Timeout = []string{addr}, 10000
-	zc := zrpc.MustNewClient(cc)
-	t.Cleanup(func() { _ = zc.Conn().Close() })
-	return testpb.NewPaymentsClient(zc.Conn())
+	return serveZrpcConf(t, zrpcConf(t), impl, nil, interceptors...)
 }
 
 // exhaustRefunds answers every Refund with ResourceExhausted: the code a
