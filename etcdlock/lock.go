@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/observe"
 )
 
 // A Lock is a lock on one key in etcd, built on the concurrency package's
@@ -26,6 +27,7 @@ type Lock struct {
 	client *clientv3.Client
 	key    string // the Mutex's prefix in etcd
 	expiry time.Duration
+	obs    *observe.Instruments
 
 	op sync.Mutex // serializes acquires and releases
 
@@ -42,19 +44,21 @@ type hold struct {
 	key   string // the holder's key: <lock key>/<lease ID in hex>
 	rev   int64  // its create revision
 	ttl   time.Duration
+	since time.Time // when the lock was taken, for its hold time
 	// renewed is when the latest grant or refresh of the lease was sent:
 	// etcd keeps the lease at least ttl from then.
 	renewed time.Time
 }
 
 // New returns a lock on key through client. Its expiry is 0 (a one-second
-// lease) unless WithExpiry says otherwise.
+// lease) unless WithExpiry says otherwise. It reports its acquires, holds,
+// renewals and losses to package observe under the name WithName gives.
 func New(client *clientv3.Client, key string, opts ...Option) *Lock {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return &Lock{client: client, key: o.prefix + key, expiry: o.expiry}
+	return &Lock{client: client, key: o.prefix + key, expiry: o.expiry, obs: observe.For("etcd", "mutex", o.name)}
 }
 
 // Key returns the lock's prefix in etcd, under which holders and waiters
@@ -82,6 +86,14 @@ func (l *Lock) Acquire() (bool, error) {
 // context ended. After an error the lock is not held, or held by a lease
 // nobody renews, which expires within its TTL.
 func (l *Lock) AcquireCtx(ctx context.Context) (bool, error) {
+	ctx, a := l.obs.StartAcquire(ctx, false)
+	ok, err := l.tryAcquire(ctx)
+	a.End(outcome(ok, err, observe.Busy), l.fenceIf(ok), err)
+	return ok, err
+}
+
+// tryAcquire is AcquireCtx without its observation.
+func (l *Lock) tryAcquire(ctx context.Context) (bool, error) {
 	ttl, err := leaseTTL(l.expiry)
 	if err != nil {
 		return false, err
@@ -179,6 +191,7 @@ func (l *Lock) setHeld(s *concurrency.Session, m *concurrency.Mutex, ttl int, re
 		rev:     (*pb.Compare)(&owner).GetCreateRevision(),
 		ttl:     time.Duration(ttl) * time.Second,
 		renewed: renewed,
+		since:   time.Now(),
 	}
 	l.mu.Lock()
 	l.held = h
@@ -249,6 +262,11 @@ func (l *Lock) ReleaseCtx(ctx context.Context) (bool, error) {
 	}
 	l.revoke(ctx, h.lease, h.ttl)
 	l.clearHeld(h)
+	if resp.Succeeded {
+		l.obs.Held(time.Since(h.since))
+	} else {
+		l.obs.ReleasedGone()
+	}
 	return resp.Succeeded, nil
 }
 
@@ -279,6 +297,26 @@ func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
 		return 0, nil
 	}
 	return time.Duration(min(ttl.TTL+1, max(ttl.GrantedTTL, 1))) * time.Second, nil
+}
+
+// outcome is how an acquire that answered ok, err ended; refused is the
+// outcome of an answer of false, nil: Busy for a try, Timeout for a wait.
+func outcome(ok bool, err error, refused observe.Outcome) observe.Outcome {
+	switch {
+	case err != nil:
+		return observe.Error
+	case ok:
+		return observe.Acquired
+	}
+	return refused
+}
+
+// fenceIf is the fencing token an acquire that answered ok reports.
+func (l *Lock) fenceIf(ok bool) int64 {
+	if !ok {
+		return 0
+	}
+	return l.Fence()
 }
 
 // wrap names the operation and key, and makes errors.Is(err, ctx.Err())

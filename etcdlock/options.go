@@ -8,6 +8,7 @@ type Option func(*options)
 type options struct {
 	expiry time.Duration
 	prefix string
+	name   string
 }
 
 // WithExpiry sets how long an acquired lock lives unless it is released or
@@ -32,6 +33,16 @@ func WithExpiry(expiry time.Duration) Option {
 func WithPrefix(prefix string) Option {
 	return func(o *options) {
 		o.prefix = prefix
+	}
+}
+
+// WithName sets what the lock reports itself as in metrics and traces
+// (package observe): a bounded label, such as "checkout" or a route, never
+// the key, since every distinct name is a series of its own. The default
+// is observe.Unnamed.
+func WithName(name string) Option {
+	return func(o *options) {
+		o.name = name
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/zerolock/zerolock/observe"
 )
 
 // AcquireWait is AcquireWaitCtx with context.Background().
@@ -33,6 +35,14 @@ func (l *Lock) AcquireWait(wait time.Duration) (bool, error) {
 // alive: the lock expires its TTL after the acquire unless it is released
 // first or Watch keeps it.
 func (l *Lock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
+	ctx, a := l.obs.StartAcquire(ctx, true)
+	ok, err := l.acquireWait(ctx, wait)
+	a.End(outcome(ok, err, observe.Timeout), l.fenceIf(ok), err)
+	return ok, err
+}
+
+// acquireWait is AcquireWaitCtx without its observation.
+func (l *Lock) acquireWait(ctx context.Context, wait time.Duration) (bool, error) {
 	ttl, err := leaseTTL(l.expiry)
 	if err != nil {
 		return false, err

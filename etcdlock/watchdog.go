@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -11,13 +12,37 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/observe"
 )
 
 // watchdog keeps one hold's lease alive until stopped.
 type watchdog struct {
+	parent context.Context // Watch's context
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+	obs    observe.Watch
+}
+
+// end cancels the watchdog with cause and reports whether this cancel
+// ended it, rather than Release or the end of Watch's context before it.
+func (dog *watchdog) end(cause error) bool {
+	dog.cancel(cause)
+	return context.Cause(dog.ctx) == cause
+}
+
+// lose ends the watchdog on the loss of its hold, and reports the loss
+// unless the watchdog had already ended.
+func (dog *watchdog) lose(cause error, why observe.Cause) {
+	if dog.end(cause) {
+		dog.obs.Lost(why)
+	}
+}
+
+// stoppedByOwner reports whether Release or the end of Watch's context
+// stopped the watchdog.
+func (dog *watchdog) stoppedByOwner() bool {
+	return dog.parent.Err() != nil || errors.Is(context.Cause(dog.ctx), zerolock.ErrReleased)
 }
 
 // Watch keeps the held lock's lease alive while work runs, and returns a
@@ -39,6 +64,12 @@ type watchdog struct {
 // In every case the refreshing goroutine stops; Release waits for it. Call
 // Watch after a successful acquire; watching again returns the context of
 // the running watchdog.
+//
+// Refreshes, failed refreshes and the loss are reported to package
+// observe, the loss by cause: observe.Deleted for a lease or key gone (a
+// lock's key is its lease's own, so no other holder can take it over),
+// observe.RenewFailed and observe.MaxHold; failures and the loss are also
+// events on ctx's span.
 func (l *Lock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -61,7 +92,7 @@ func (l *Lock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.
 		every = h.ttl / 3 // a refresh must come well before the lease ends
 	}
 	lockCtx, cancel := context.WithCancelCause(ctx)
-	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{})}
+	dog := &watchdog{parent: ctx, ctx: lockCtx, cancel: cancel, done: make(chan struct{}), obs: l.obs.StartWatch(ctx)}
 	l.dog = dog
 	go l.keepAlive(dog, h, every, settings.MaxHold)
 	return lockCtx
@@ -90,9 +121,19 @@ func (l *Lock) keepAlive(dog *watchdog, h *hold, every, maxHold time.Duration) {
 	margin := h.ttl / 10
 	validUntil := h.renewed.Add(h.ttl - margin)
 	// The expiry signal has its own timer, so it fires on time even while
-	// a refresh is stuck on a hung server.
-	expiry := time.AfterFunc(time.Until(validUntil), func() { dog.cancel(zerolock.ErrRenewFailed) })
+	// a refresh is stuck on a hung server. Its loss is reported here,
+	// before done closes, so that it is counted once Release returns.
+	var expired atomic.Bool
+	expiry := time.AfterFunc(time.Until(validUntil), func() {
+		expired.Store(true)
+		dog.cancel(zerolock.ErrRenewFailed)
+	})
 	defer expiry.Stop()
+	defer func() {
+		if expired.Load() && context.Cause(dog.ctx) == zerolock.ErrRenewFailed {
+			dog.obs.Lost(observe.RenewFailed)
+		}
+	}()
 	var maxHoldC <-chan time.Time
 	if maxHold > 0 {
 		t := time.NewTimer(maxHold)
@@ -114,11 +155,11 @@ func (l *Lock) keepAlive(dog *watchdog, h *hold, every, maxHold time.Duration) {
 		case <-dog.ctx.Done():
 			return
 		case <-maxHoldC:
-			dog.cancel(zerolock.ErrMaxHold)
+			dog.lose(zerolock.ErrMaxHold, observe.MaxHold)
 			return
 		case resp, ok := <-events:
 			if deleted(resp) {
-				dog.cancel(zerolock.ErrLockLost)
+				dog.lose(zerolock.ErrLockLost, observe.Deleted)
 				return
 			}
 			if !ok || resp.Err() != nil {
@@ -137,15 +178,22 @@ func (l *Lock) keepAlive(dog *watchdog, h *hold, every, maxHold time.Duration) {
 			events, err = l.rewatch(ctx, watchCtx, h)
 		}
 		cancel()
+		gone := errors.Is(err, rpctypes.ErrLeaseNotFound) || errors.Is(err, errKeyGone)
+		if err != nil && !gone && !dog.stoppedByOwner() {
+			// Also when the expiry ended the watchdog meanwhile: this
+			// refresh then failed to come in time.
+			dog.obs.RenewFailed(err)
+		}
 		switch {
 		case dog.ctx.Err() != nil:
 			return
-		case errors.Is(err, rpctypes.ErrLeaseNotFound), errors.Is(err, errKeyGone):
-			dog.cancel(zerolock.ErrLockLost)
+		case gone:
+			dog.lose(zerolock.ErrLockLost, observe.Deleted)
 			return
 		case err != nil:
 			// Try again next tick; the expiry timer guards the rest.
 		default:
+			dog.obs.Renewed()
 			validUntil = sent.Add(time.Duration(resp.TTL)*time.Second - margin)
 			expiry.Reset(time.Until(validUntil))
 		}
