@@ -260,13 +260,14 @@ func (l *Lock) ReleaseCtx(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, l.wrap(ctx, "release", err)
 	}
-	l.revoke(ctx, h.lease, h.ttl)
-	l.clearHeld(h)
+	// The lock is free once its key is deleted, before the revoke.
 	if resp.Succeeded {
 		l.obs.Held(time.Since(h.since))
 	} else {
 		l.obs.ReleasedGone()
 	}
+	l.revoke(ctx, h.lease, h.ttl)
+	l.clearHeld(h)
 	return resp.Succeeded, nil
 }
 

@@ -107,15 +107,16 @@ func wantDelta(t *testing.T, what string, before, after, want map[string]float64
 
 // TestObserveContention: each try is counted once, as acquired or busy,
 // whatever the interleaving of the contenders, and each hold ended by a
-// release is a hold_seconds sample no longer than the test.
+// release is a hold_seconds sample, together no longer than the acquire
+// and release calls of those holds took.
 func TestObserveContention(t *testing.T) {
 	srv := etcdtest.Shared(t)
 	name, key := lockName(t), testKey(t)
 	before := counts(t, name)
 	holdsBefore := gather(t, "zerolock_lock_hold_seconds", name)
-	start := time.Now()
 
 	// One certain refusal: a try while another holds the lock.
+	start := time.Now()
 	holder := etcdlock.New(srv.Client(t), key, etcdlock.WithName(name))
 	mustAcquire(t, holder)
 	if ok, err := etcdlock.New(srv.Client(t), key, etcdlock.WithName(name)).AcquireCtx(testCtx(t)); ok || err != nil {
@@ -127,6 +128,7 @@ func TestObserveContention(t *testing.T) {
 	var (
 		mu             sync.Mutex
 		acquired, busy = 1.0, 1.0 // the holder's and the refusal above
+		outer          = time.Since(start).Seconds()
 		wg             sync.WaitGroup
 	)
 	for range contenders {
@@ -135,6 +137,7 @@ func TestObserveContention(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range tries {
+				began := time.Now()
 				ok, err := lock.AcquireCtx(testCtx(t))
 				if err != nil {
 					t.Error(err)
@@ -151,12 +154,14 @@ func TestObserveContention(t *testing.T) {
 					if released, err := lock.ReleaseCtx(testCtx(t)); !released || err != nil {
 						t.Errorf("release: %v, %v", released, err)
 					}
+					mu.Lock()
+					outer += time.Since(began).Seconds()
+					mu.Unlock()
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start).Seconds()
 	t.Logf("%v acquired, %v busy", acquired, busy)
 
 	after := counts(t, name)
@@ -168,8 +173,8 @@ func TestObserveContention(t *testing.T) {
 	if n := holds.count - holdsBefore.count; n != acquired {
 		t.Errorf("hold_seconds has %v new samples; want %v, one per release", n, acquired)
 	}
-	if sum := holds.sum - holdsBefore.sum; sum <= 0 || sum > elapsed {
-		t.Errorf("hold_seconds summed %v s; want more than 0 and at most the test's %v s", sum, elapsed)
+	if sum := holds.sum - holdsBefore.sum; sum <= 0 || sum > outer {
+		t.Errorf("hold_seconds summed %v s; want more than 0 and at most the %v s its acquires and releases took", sum, outer)
 	}
 }
 
@@ -273,16 +278,27 @@ func TestObserveRenewalsAndMaxHold(t *testing.T) {
 	}
 }
 
-// TestObserveRenewFailed pauses the server: the refresh that cannot get
-// through is a renew failure, and the hold is lost with cause
-// renew_failed.
+// TestObserveRenewFailed pauses the server under a running watchdog: the
+// refresh that cannot get through is a renew failure, and the hold is lost
+// with cause renew_failed.
 func TestObserveRenewFailed(t *testing.T) {
 	srv := etcdtest.Shared(t)
 	name := lockName(t)
 	lock := etcdlock.New(srv.Client(t), testKey(t), etcdlock.WithName(name), etcdlock.WithExpiry(time.Second))
 	before := lostBy(t, name)
+	renewalsBefore := gather(t, "zerolock_lock_renewals_total", name)
 	failuresBefore := gather(t, "zerolock_lock_renew_failures_total", name)
 	mustAcquire(t, lock)
+	// Paused only once the watchdog refreshes: its first refresh waits for
+	// the key's watch, which a paused server holds up.
+	watched := lock.Watch(testCtx(t), zerolock.RenewEvery(100*time.Millisecond))
+	deadline := time.Now().Add(10 * time.Second)
+	for gather(t, "zerolock_lock_renewals_total", name).count == renewalsBefore.count {
+		if time.Now().After(deadline) {
+			t.Fatal("no renewal within 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	srv.Pause()
 	resumed := false
 	resume := func() {
@@ -292,7 +308,6 @@ func TestObserveRenewFailed(t *testing.T) {
 		}
 	}
 	t.Cleanup(resume)
-	watched := lock.Watch(testCtx(t))
 	cause := waitCause(t, watched)
 	resume()
 	if !errors.Is(cause, zerolock.ErrRenewFailed) {
