@@ -8,7 +8,7 @@ import (
 
 // NewBackend returns the zerolock.Backend of Locks over conn, for the
 // middleware and the interceptor. Each Locker gets opts, then the
-// LockerOptions' Expiry; Fencing needs nothing, since every Lock's Fence
+// LockerOptions' Expiry and Name (as WithName); Fencing needs nothing, since every Lock's Fence
 // is its node's sequence number. Its Lockers have no TTL: Retry-After is
 // the rule's expiry.
 func NewBackend(conn *zk.Conn, opts ...Option) zerolock.Backend {
@@ -21,7 +21,7 @@ type backend struct {
 }
 
 func (b backend) NewLocker(key string, o zerolock.LockerOptions) zerolock.Locker {
-	opts := append(append(make([]Option, 0, len(b.opts)+1), b.opts...), WithExpiry(o.Expiry))
+	opts := append(append(make([]Option, 0, len(b.opts)+2), b.opts...), WithExpiry(o.Expiry), WithName(o.Name))
 	return New(b.conn, key, opts...)
 }
 

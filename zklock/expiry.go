@@ -31,6 +31,7 @@ func (l *Lock) expire(gen uint64) {
 	}
 	node, session := l.node, l.session
 	l.forget()
+	l.lapsed = true
 	l.mu.Unlock()
 	l.discard(node, session)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/observe"
 )
 
 // A Lock is a lock on one key in ZooKeeper: an ephemeral sequential node
@@ -24,20 +25,25 @@ type Lock struct {
 	key    string
 	parent string // root + "/" + escaped key
 	o      options
+	obs    *observe.Instruments
 
 	acquiring chan struct{} // a one-slot semaphore over acquires
 	fence     atomic.Int64
 
 	mu      sync.Mutex
-	node    string // our node's path while held
-	session int64  // the session that created node
-	gen     uint64 // counts holds and forgets: a stale expiry timer does nothing
+	node    string    // our node's path while held
+	session int64     // the session that created node
+	gen     uint64    // counts holds and forgets: a stale expiry timer does nothing
+	since   time.Time // when the current hold was taken
+	lapsed  bool      // the latest hold ended without Release: expired, or found lost
 	timer   *time.Timer
 	dog     *watchdog
 }
 
 // New returns a lock on key over conn. It does not talk to ZooKeeper: the
-// root and the key's parent are created on the first acquire.
+// root and the key's parent are created on the first acquire. It reports
+// its acquires, holds and losses to package observe under the name
+// WithName gives.
 func New(conn *zk.Conn, key string, opts ...Option) *Lock {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -48,6 +54,7 @@ func New(conn *zk.Conn, key string, opts ...Option) *Lock {
 		key:       key,
 		parent:    strings.TrimSuffix(o.root, "/") + "/" + escapeKey(key),
 		o:         o,
+		obs:       observe.For("zookeeper", "mutex", o.name),
 		acquiring: make(chan struct{}, 1),
 	}
 }
@@ -89,6 +96,14 @@ func (l *Lock) Acquire() (bool, error) {
 // one for which errors.Is(err, ctx.Err()) holds when ctx ended; a node
 // made for a call that failed is deleted.
 func (l *Lock) AcquireCtx(ctx context.Context) (bool, error) {
+	ctx, a := l.obs.StartAcquire(ctx, false)
+	ok, err := l.tryAcquire(ctx)
+	a.End(outcome(ok, err, observe.Busy), l.fenceIf(ok), err)
+	return ok, err
+}
+
+// tryAcquire is AcquireCtx without its observation.
+func (l *Lock) tryAcquire(ctx context.Context) (bool, error) {
 	if l.o.expiry <= 0 {
 		return false, l.wrap(ctx, "acquire", ErrInvalidExpiry)
 	}
@@ -143,22 +158,29 @@ func (l *Lock) ReleaseCtx(ctx context.Context) (bool, error) {
 		return false, l.wrap(ctx, "release", err)
 	}
 	l.mu.Lock()
-	node, session := l.node, l.session
+	node, session, since, lapsed := l.node, l.session, l.since, l.lapsed
 	l.forget()
+	l.lapsed = false
 	l.mu.Unlock()
 	if node == "" {
+		if lapsed {
+			l.obs.ReleasedGone()
+		}
 		return false, nil
 	}
 	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(node, -1) }, nil)
 	switch {
 	case err == nil:
+		l.obs.Held(time.Since(since))
 		return true, nil
 	case errors.Is(err, zk.ErrNoNode):
+		l.obs.ReleasedGone()
 		return false, nil
 	}
 	l.mu.Lock()
 	if l.node == "" {
 		l.holdLocked(node, session)
+		l.since = since
 	}
 	l.mu.Unlock()
 	return false, l.wrap(ctx, "release", err)
@@ -205,6 +227,7 @@ func (l *Lock) stillHeld(ctx context.Context) (bool, error) {
 	}
 	if stat == nil || stat.EphemeralOwner != session {
 		l.forget()
+		l.lapsed = true
 		return false, nil
 	}
 	if l.dog == nil {
@@ -316,6 +339,27 @@ func (l *Lock) hold(node string, session, seq int64) {
 // holdLocked records a hold and starts its expiry timer; l.mu is held.
 func (l *Lock) holdLocked(node string, session int64) {
 	l.node, l.session = node, session
+	l.since, l.lapsed = time.Now(), false
 	l.gen++
 	l.armTimer()
+}
+
+// outcome is how an acquire that answered ok, err ended; refused is the
+// outcome of an answer of false, nil: Busy for a try, Timeout for a wait.
+func outcome(ok bool, err error, refused observe.Outcome) observe.Outcome {
+	switch {
+	case err != nil:
+		return observe.Error
+	case ok:
+		return observe.Acquired
+	}
+	return refused
+}
+
+// fenceIf is the fencing token an acquire that answered ok reports.
+func (l *Lock) fenceIf(ok bool) int64 {
+	if !ok {
+		return 0
+	}
+	return l.Fence()
 }

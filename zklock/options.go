@@ -22,6 +22,7 @@ type options struct {
 	expiry         time.Duration
 	acl            []zk.ACL
 	sessionTimeout time.Duration
+	name           string
 }
 
 func defaultOptions() options {
@@ -65,5 +66,15 @@ func WithACL(acl ...zk.ACL) Option {
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) {
 		o.sessionTimeout = d
+	}
+}
+
+// WithName sets what the lock reports itself as in metrics and traces
+// (package observe): a bounded label, such as "checkout" or a route, never
+// the key, since every distinct name is a series of its own. The default
+// is observe.Unnamed.
+func WithName(name string) Option {
+	return func(o *options) {
+		o.name = name
 	}
 }

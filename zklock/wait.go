@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zerolock/zerolock/observe"
 )
 
 // AcquireWait is AcquireWaitCtx with context.Background().
@@ -24,6 +26,14 @@ func (l *Lock) AcquireWait(wait time.Duration) (bool, error) {
 // node vanished while it waited (its session expired, or another client
 // deleted it); and an error wrapping ErrZooKeeper when ZooKeeper fails.
 func (l *Lock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
+	ctx, a := l.obs.StartAcquire(ctx, true)
+	ok, err := l.acquireWait(ctx, wait)
+	a.End(outcome(ok, err, observe.Timeout), l.fenceIf(ok), err)
+	return ok, err
+}
+
+// acquireWait is AcquireWaitCtx without its observation.
+func (l *Lock) acquireWait(ctx context.Context, wait time.Duration) (bool, error) {
 	if l.o.expiry <= 0 {
 		return false, l.wrap(ctx, "acquire", ErrInvalidExpiry)
 	}
@@ -33,33 +43,33 @@ func (l *Lock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, er
 		waitCtx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
-	// outcome turns an error into the answer: false, nil when only the
+	// gaveUp turns an error into the answer: false, nil when only the
 	// wait limit ended.
-	outcome := func(err error) (bool, error) {
+	gaveUp := func(err error) (bool, error) {
 		if waitCtx.Err() != nil && ctx.Err() == nil {
 			return false, nil
 		}
 		return false, l.wrap(ctx, "acquire", err)
 	}
 	if err := l.enter(waitCtx); err != nil {
-		return outcome(err)
+		return gaveUp(err)
 	}
 	defer l.leave()
 	if held, err := l.stillHeld(waitCtx); err != nil || held {
 		if err != nil {
-			return outcome(err)
+			return gaveUp(err)
 		}
 		return true, nil
 	}
 	node, session, err := l.create(waitCtx)
 	if err != nil {
-		return outcome(err)
+		return gaveUp(err)
 	}
 	for {
 		pred, seq, err := l.position(waitCtx, node)
 		if err != nil {
 			l.discard(node, session)
-			return outcome(err)
+			return gaveUp(err)
 		}
 		if pred == "" {
 			l.hold(node, session, seq)
@@ -68,7 +78,7 @@ func (l *Lock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, er
 		deleted, err := l.watchNode(waitCtx, pred)
 		if err != nil {
 			l.discard(node, session)
-			return outcome(err)
+			return gaveUp(err)
 		}
 		select {
 		case <-deleted:
@@ -76,7 +86,7 @@ func (l *Lock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, er
 			// ended), or the watch broke: look at the queue again.
 		case <-waitCtx.Done():
 			l.discard(node, session)
-			return outcome(waitCtx.Err())
+			return gaveUp(waitCtx.Err())
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/observe"
 )
 
 // watchdog guards one watched hold until stopped.
@@ -16,6 +17,14 @@ type watchdog struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+	obs    observe.Watch
+}
+
+// end cancels the watch with cause and reports whether this cancel ended
+// it, rather than Release or the end of Watch's context before it.
+func (dog *watchdog) end(cause error) bool {
+	dog.cancel(cause)
+	return context.Cause(dog.ctx) == cause
 }
 
 // Watch keeps the held lock from expiring while work runs and returns a
@@ -37,6 +46,14 @@ type watchdog struct {
 // which deletes the node one expiry later, as a Redis lock whose watchdog
 // stopped expires. Call Watch after a successful acquire; watching again
 // returns the context of the running watch.
+//
+// The loss is reported to package observe, and as an event on ctx's span,
+// by cause: observe.Deleted for a node deleted by another client (a node
+// is its holder's own, so no other holder can take it over);
+// observe.RenewFailed for the end of the session, or of the connection's
+// hold on it, since the session's heartbeats are ZooKeeper's renewals;
+// observe.MaxHold. A connection first seen without its session counts as
+// a failed renewal.
 func (l *Lock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -55,7 +72,7 @@ func (l *Lock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.
 	settings := zerolock.ApplyWatchOptions(opts...)
 	l.stopTimer()
 	lockCtx, cancel := context.WithCancelCause(ctx)
-	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{})}
+	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{}), obs: l.obs.StartWatch(ctx)}
 	l.dog = dog
 	go l.guard(dog, l.node, l.session, l.gen, settings.MaxHold)
 	return lockCtx
@@ -94,8 +111,18 @@ func (l *Lock) graceAndPoll() (grace, poll time.Duration) {
 func (l *Lock) guard(dog *watchdog, node string, session int64, gen uint64, maxHold time.Duration) {
 	defer close(dog.done)
 	defer l.unguard(dog, gen)
-	lost := func(format string, args ...any) {
-		dog.cancel(fmt.Errorf("%w: "+format, append([]any{zerolock.ErrLockLost}, args...)...))
+	lost := func(why observe.Cause, format string, args ...any) {
+		if dog.end(fmt.Errorf("%w: "+format, append([]any{zerolock.ErrLockLost}, args...)...)) {
+			dog.obs.Lost(why)
+		}
+	}
+	// gone is why a node that is not there went: with the session, when
+	// the connection now has another one.
+	gone := func() observe.Cause {
+		if l.conn.SessionID() != session {
+			return observe.RenewFailed
+		}
+		return observe.Deleted
 	}
 	var holdLimit <-chan time.Time
 	if maxHold > 0 {
@@ -123,7 +150,7 @@ func (l *Lock) guard(dog *watchdog, node string, session int64, gen uint64, maxH
 			case dog.ctx.Err() != nil:
 				return
 			case err == nil && ch == nil:
-				lost("node %s is gone", node)
+				lost(gone(), "node %s is gone", node)
 				return
 			case err == nil:
 				events = ch
@@ -135,36 +162,40 @@ func (l *Lock) guard(dog *watchdog, node string, session int64, gen uint64, maxH
 		case <-dog.ctx.Done():
 			return
 		case <-holdLimit:
-			dog.cancel(zerolock.ErrMaxHold)
+			if dog.end(zerolock.ErrMaxHold) {
+				dog.obs.Lost(observe.MaxHold)
+			}
 			return
 		case ev := <-events:
 			events = nil
 			switch {
 			case ev.Type == zk.EventNodeDeleted:
-				lost("node %s was deleted", node)
+				lost(gone(), "node %s was deleted", node)
 				return
 			case ev.Type == zk.EventNotWatching && errors.Is(ev.Err, zk.ErrSessionExpired):
-				lost("session expired")
+				lost(observe.RenewFailed, "session expired")
 				return
 			case ev.Type == zk.EventNotWatching:
-				lost("the connection was closed: %v", ev.Err)
+				lost(observe.RenewFailed, "the connection was closed: %v", ev.Err)
 				return
 			}
 			// Data or children changed: watch again.
 		case <-poll.C:
 			if id := l.conn.SessionID(); id != session {
-				lost("session %#x expired (now %#x)", session, id)
+				lost(observe.RenewFailed, "session %#x expired (now %#x)", session, id)
 				return
 			}
-			if l.conn.State() == zk.StateHasSession {
+			state := l.conn.State()
+			if state == zk.StateHasSession {
 				offline = time.Time{}
 				continue
 			}
 			if offline.IsZero() {
 				offline = time.Now()
+				dog.obs.RenewFailed(fmt.Errorf("zklock: connection %v, without its session", state))
 			}
 			if d := time.Since(offline); d >= grace {
-				lost("connection without its session for %v", d.Round(time.Millisecond))
+				lost(observe.RenewFailed, "connection without its session for %v", d.Round(time.Millisecond))
 				return
 			}
 		}
