@@ -31,4 +31,9 @@
 // timeouts rounded up to whole seconds (2 s with etcd's default flags), to
 // that minimum: on such a cluster, a lock with an expiry of one second or
 // less lives two.
+//
+// Each Lock reports its acquires, waits, holds, renewals and losses to
+// package observe (Prometheus metrics and spans under the caller's span)
+// as backend "etcd", under the name WithName gives it: the Backend passes
+// the middleware's route or the interceptor's method.
 package etcdlock

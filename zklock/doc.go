@@ -59,6 +59,11 @@
 // the signal is a best effort bound, not a guarantee: pass Fence to storage
 // that rejects stale tokens when that matters.
 //
+// Each Lock reports its acquires, waits, holds and losses to package
+// observe (Prometheus metrics and spans under the caller's span) as
+// backend "zookeeper", under the name WithName gives it: the Backend
+// passes the middleware's route or the interceptor's method.
+//
 // Connections come from github.com/go-zookeeper/zk, which logs to the
 // standard logger unless given zk.WithLogger.
 package zklock
