@@ -429,3 +429,19 @@ func TestObserveTrace(t *testing.T) {
 		t.Errorf("lock_lost events on the request span with causes %v; want one, deleted", causes)
 	}
 }
+
+// TestObserveBackendName: the Backend's Lockers report under the
+// LockerOptions' Name, as the middleware and the interceptor set it.
+func TestObserveBackendName(t *testing.T) {
+	srv := etcdtest.Shared(t)
+	name := lockName(t)
+	before := counts(t, name)
+	locker := etcdlock.NewBackend(srv.Client(t)).NewLocker(testKey(t), zerolock.LockerOptions{Expiry: time.Second, Name: name})
+	if ok, err := locker.AcquireCtx(testCtx(t)); !ok || err != nil {
+		t.Fatalf("acquire: %v, %v", ok, err)
+	}
+	if ok, err := locker.ReleaseCtx(testCtx(t)); !ok || err != nil {
+		t.Fatalf("release: %v, %v", ok, err)
+	}
+	wantDelta(t, "acquisitions", before, counts(t, name), map[string]float64{"acquired": 1})
+}

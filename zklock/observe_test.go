@@ -407,3 +407,18 @@ func TestObserveTrace(t *testing.T) {
 		t.Errorf("lock_lost events on the request span with causes %v; want one, deleted", causes)
 	}
 }
+
+// TestObserveBackendName: the Backend's Lockers report under the
+// LockerOptions' Name, as the middleware and the interceptor set it.
+func TestObserveBackendName(t *testing.T) {
+	name := lockName(t)
+	before := counts(t, name)
+	locker := zklock.NewBackend(connect(t), testRoot(t)).NewLocker("named", zerolock.LockerOptions{Expiry: time.Minute, Name: name})
+	if ok, err := locker.AcquireCtx(context.Background()); !ok || err != nil {
+		t.Fatalf("acquire: %v, %v", ok, err)
+	}
+	if ok, err := locker.ReleaseCtx(context.Background()); !ok || err != nil {
+		t.Fatalf("release: %v, %v", ok, err)
+	}
+	wantDelta(t, "acquisitions", before, counts(t, name), map[string]float64{"acquired": 1})
+}
