@@ -4,8 +4,9 @@ import "github.com/zerolock/zerolock"
 
 // StoreBackend is the zerolock.Backend of RedisLocks in one store, for the
 // middleware's and the interceptor's WithBackend constructors. opts apply
-// to every lock it makes (WithDeadlineGuard, say), before the expiry and
-// fencing that the zerolock.LockerOptions set.
+// to every lock it makes (WithDeadlineGuard, say), before the expiry,
+// fencing and name that the zerolock.LockerOptions set (a name given
+// WithName stays when LockerOptions.Name is empty).
 func StoreBackend(store Store, opts ...Option) zerolock.Backend {
 	return storeBackend{store: store, setGet: new(setGetSupport), opts: opts}
 }
@@ -16,22 +17,35 @@ type storeBackend struct {
 	opts   []Option
 }
 
-func (b storeBackend) NewLocker(key string, o zerolock.LockerOptions) zerolock.Locker {
-	opts := append(b.opts[:len(b.opts):len(b.opts)], WithExpiry(o.Expiry), WithTolerance(0), sharedSetGet(b.setGet))
-	if o.Fencing {
-		opts = append(opts, WithFencing())
+func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.Locker {
+	o := b.options(lo)
+	o.setGet = b.setGet
+	o.fencing = o.fencing || lo.Fencing
+	return newObservedLock(b.store, key, o)
+}
+
+// options are the backend's options, then lo's expiry (with no tolerance
+// added) and name. They are set on the options directly, not appended as
+// Options, so a request's lock costs no closures.
+func (b storeBackend) options(lo zerolock.LockerOptions) options {
+	o := defaultOptions()
+	for _, opt := range b.opts {
+		opt(&o)
 	}
-	return New(b.store, key, opts...)
+	o.expiry, o.tolerance = lo.Expiry, 0
+	if lo.Name != "" {
+		o.name = lo.Name
+	}
+	return o
 }
 
 // NewSemaphore returns a Semaphore of permits on key in the backend's
 // store, for the middleware's and the interceptor's limit mode. The
 // backend's options apply first (WithoutWakeups only when they include
-// it), then o's expiry, with no tolerance added. It returns
+// it), then o's expiry, with no tolerance added, and its name. It returns
 // ErrInvalidPermits for permits < 1.
 func (b storeBackend) NewSemaphore(key string, permits int, o zerolock.LockerOptions) (zerolock.Locker, error) {
-	opts := append(b.opts[:len(b.opts):len(b.opts)], WithExpiry(o.Expiry), WithTolerance(0))
-	s, err := NewSemaphore(b.store, key, permits, opts...)
+	s, err := newSemaphore(b.store, key, permits, b.options(o))
 	if err != nil {
 		return nil, err // not a nil *Semaphore in a non-nil Locker
 	}
@@ -55,9 +69,16 @@ type redLockBackend struct {
 	opts   []Option
 }
 
-func (b redLockBackend) NewLocker(key string, o zerolock.LockerOptions) zerolock.Locker {
-	opts := append([]Option{WithExpiry(o.Expiry), WithTolerance(0)}, b.opts...)
-	return NewRedLock(b.stores, key, opts...)
+func (b redLockBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.Locker {
+	o := defaultOptions()
+	o.expiry, o.tolerance = lo.Expiry, 0
+	for _, opt := range b.opts {
+		opt(&o)
+	}
+	if lo.Name != "" {
+		o.name = lo.Name
+	}
+	return newRedLock(b.stores, key, o)
 }
 
 var (

@@ -7,10 +7,14 @@ import (
 	"testing"
 	"time"
 
+	zprom "github.com/zeromicro/go-zero/core/prometheus"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/zerolock/zerolock/internal/testing/floor"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/observe"
 	"github.com/zerolock/zerolock/redislock"
 )
 
@@ -111,4 +115,47 @@ func BenchmarkContendedTryLock(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkObservedCycle measures the go-redis cycle of BenchmarkAcquireRelease
+// with the lock metrics (package observe) off and on, and traced: under a
+// recording parent span, where each acquire starts its own span. With
+// metrics on and no recording span the cycle must allocate what it does
+// with them off (and what BenchmarkAcquireRelease/go-redis did before the
+// locks were observed): the instruments are bound once per lock name.
+// It enables go-zero's Prometheus flag, which stays on for the process.
+func BenchmarkObservedCycle(b *testing.B) {
+	srv := redistest.Start(b)
+	client := srv.Client(b)
+	zprom.Enable()
+	defer observe.SetMetrics(true)
+	defer observe.SetTracing(true)
+
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	traced, request := tp.Tracer("bench").Start(context.Background(), "request")
+	defer request.End()
+
+	for _, tc := range []struct {
+		name             string
+		metrics, tracing bool
+		ctx              context.Context
+	}{
+		{"off", false, false, context.Background()},
+		{"metrics", true, true, context.Background()},
+		{"metrics-tracing-off", true, false, traced},
+		{"metrics-traced", true, true, traced},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			observe.SetMetrics(tc.metrics)
+			observe.SetTracing(tc.tracing)
+			lock := redislock.NewWithClient(client, "bench:observed:"+tc.name,
+				redislock.WithName("BenchmarkObservedCycle"), redislock.WithExpiry(5*time.Second))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				cycle(b, tc.ctx, lock)
+			}
+		})
+	}
 }

@@ -32,8 +32,16 @@
 // survive a failover), WithBackoff (the waiting acquire's fallback),
 // WithoutWakeups (no release announcement, for locks nobody waits on),
 // WithDeadlineGuard (return when ctx ends even if the client would wait
-// longer), and for NewRedLock, Redlock over independent masters,
-// WithNodeTimeout.
+// longer), WithName (the lock's label in metrics and traces), and for
+// NewRedLock, Redlock over independent masters, WithNodeTimeout.
+//
+// Every lock reports to package observe under its name: acquires by
+// outcome, wait and hold times, renewals, renew failures and lost locks by
+// cause (the watchdog tells a deleted key from one taken over), releases
+// that found the lock gone; and, under a recording span, a
+// "zerolock.acquire" span per acquire and loss events on Watch's span. A
+// RedLock reports as one lock (backend "redlock"), its node locks not at
+// all.
 //
 // A RedisLock is a zerolock.Locker, zerolock.Waiter, zerolock.TTLer,
 // zerolock.Watcher, zerolock.Fencer and zerolock.Refresher; StoreBackend

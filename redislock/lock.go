@@ -12,6 +12,7 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
+	"github.com/zerolock/zerolock/observe"
 )
 
 // A RedisLock is a lock on one Redis key, identified by a random token.
@@ -28,8 +29,9 @@ type RedisLock struct {
 	acks        int // WithReplicaAcks
 	acksTimeout time.Duration
 	setGet      *setGetSupport
-	guard       deadlineGuard // WithDeadlineGuard
-	proc        processor     // the store, when it can send a command once
+	guard       deadlineGuard        // WithDeadlineGuard
+	proc        processor            // the store, when it can send a command once
+	obs         *observe.Instruments // nil for a RedLock's node locks: the RedLock reports
 
 	// Arguments built once, so that a lock cycle does not allocate them.
 	tokenArg    any      // the token, boxed for SET
@@ -64,10 +66,18 @@ func New(store Store, key string, opts ...Option) *RedisLock {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return newLock(store, key, newToken(), o)
+	return newObservedLock(store, key, o)
 }
 
-// newLock builds a lock with a given token: Redlock's node locks share one.
+// newObservedLock builds a lock that reports to its name's instruments.
+func newObservedLock(store Store, key string, o options) *RedisLock {
+	rl := newLock(store, key, newToken(), o)
+	rl.obs = observe.For(backendRedis, kindMutex, o.name)
+	return rl
+}
+
+// newLock builds a lock with a given token that reports nothing: Redlock's
+// node locks share one token, and their RedLock reports for them.
 func newLock(store Store, key, token string, o options) *RedisLock {
 	rl := &RedisLock{
 		store:       store,
@@ -133,6 +143,15 @@ func (rl *RedisLock) Acquire() (bool, error) {
 // the client would wait longer. After an error the lock may or may not be
 // held; a later AcquireCtx or ReleaseCtx on the same instance settles it.
 func (rl *RedisLock) AcquireCtx(ctx context.Context) (bool, error) {
+	ctx, a := rl.obs.StartAcquire(ctx, false)
+	ok, err := rl.acquire(ctx)
+	a.End(tryOutcome(ok, err), rl.heldFence(ok), err)
+	return ok, err
+}
+
+// acquire is AcquireCtx unobserved: the first try of a waiting acquire,
+// which is observed as a whole.
+func (rl *RedisLock) acquire(ctx context.Context) (bool, error) {
 	px, err := rl.px()
 	if err != nil {
 		return false, err
@@ -164,8 +183,11 @@ func (rl *RedisLock) try(ctx context.Context, px time.Duration, script bool) (bo
 	}
 	ok := r.ok && err == nil
 	rl.state.endAcquire(seen, ok || err != nil)
-	if ok {
+	switch {
+	case ok:
 		rl.noteAcquired(sent)
+	case err == nil:
+		rl.noteRefused()
 	}
 	return ok, r.holderTTL, err
 }
@@ -274,6 +296,15 @@ func (rl *RedisLock) Fence() int64 {
 	return rl.fence.Load()
 }
 
+// heldFence is the fencing token an acquire that ended ok reports: the
+// hold's, 0 when not acquired.
+func (rl *RedisLock) heldFence(ok bool) int64 {
+	if !ok {
+		return 0
+	}
+	return rl.fence.Load()
+}
+
 // Release is ReleaseCtx with context.Background().
 func (rl *RedisLock) Release() (bool, error) {
 	return rl.ReleaseCtx(context.Background())
@@ -294,6 +325,17 @@ func (rl *RedisLock) Release() (bool, error) {
 // longer. Callers that release on the way out of a request should pass a
 // context that is not already cancelled, such as context.WithoutCancel(ctx).
 func (rl *RedisLock) ReleaseCtx(ctx context.Context) (bool, error) {
+	began := rl.holdBegan()
+	ok, err := rl.release(ctx)
+	if err == nil {
+		observeRelease(rl.obs, began, ok)
+	}
+	return ok, err
+}
+
+// release is ReleaseCtx unobserved: the release of a hold the caller never
+// saw (an acquire too few replicas acknowledged).
+func (rl *RedisLock) release(ctx context.Context) (bool, error) {
 	// The watchdog stops first, even when ctx has ended: a release that
 	// cannot reach Redis must not leave it renewing.
 	rl.stopWatchdog(ctx, zerolock.ErrReleased)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
+	"github.com/zerolock/zerolock/observe"
 )
 
 var (
@@ -89,6 +90,7 @@ type MultiLock struct {
 	proc      processor     // the store, when it can send a command once
 	groups    []keyGroup    // what one script may touch: all keys, or a slot's
 	turn      turn          // one acquire try or release at a time
+	obs       *observe.Instruments
 
 	expiry atomic.Int64 // time.Duration
 	state  holdState
@@ -143,6 +145,7 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 		waitOpts:  o.wait,
 		guard:     guardFor(store, o.deadlineGuard),
 		turn:      newTurn(),
+		obs:       observe.For(backendRedis, kindMultiLock, o.name),
 	}
 	m.proc, _ = store.(processor)
 	m.channels = make([]string, len(m.keys))
@@ -233,6 +236,14 @@ func (m *MultiLock) Acquire() (bool, error) {
 // left held; a later AcquireCtx or ReleaseCtx on the same instance settles
 // it.
 func (m *MultiLock) AcquireCtx(ctx context.Context) (bool, error) {
+	ctx, a := m.obs.StartAcquire(ctx, false)
+	ok, err := m.acquire(ctx)
+	a.End(tryOutcome(ok, err), 0, err)
+	return ok, err
+}
+
+// acquire is AcquireCtx unobserved.
+func (m *MultiLock) acquire(ctx context.Context) (bool, error) {
 	px, err := m.px()
 	if err != nil {
 		return false, err
@@ -267,6 +278,16 @@ func (m *MultiLock) Release() (bool, error) {
 // that release on the way out of a request should pass a context that is
 // not already cancelled, such as context.WithoutCancel(ctx).
 func (m *MultiLock) ReleaseCtx(ctx context.Context) (bool, error) {
+	began := m.holdBegan()
+	ok, err := m.releaseAll(ctx)
+	if err == nil {
+		observeRelease(m.obs, began, ok)
+	}
+	return ok, err
+}
+
+// releaseAll is ReleaseCtx unobserved.
+func (m *MultiLock) releaseAll(ctx context.Context) (bool, error) {
 	m.stopWatchdog(ctx, zerolock.ErrReleased)
 	if err := ctx.Err(); err != nil {
 		return false, m.wrap(ctx, "release", err)
@@ -343,8 +364,9 @@ func (m *MultiLock) RefreshCtx(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// renew extends every key, slot by slot: 1 when all were, 0 when a slot's
-// keys were not all held.
+// renew extends every key, slot by slot: 1 when all were; when a slot's
+// keys were not all held, -1 when the key found lost is gone and 0 when
+// another holds it.
 func (m *MultiLock) renew(ctx context.Context, px time.Duration) (int64, error) {
 	for _, g := range m.groups {
 		reply, err := multiRenewScript.run(ctx, m.store, g.keys, m.token, px.Milliseconds()).Result()
@@ -355,11 +377,11 @@ func (m *MultiLock) renew(ctx context.Context, px time.Duration) (int64, error) 
 		if !ok {
 			return 0, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
 		}
-		if n != 1 {
-			return 0, nil
+		if n != renewed {
+			return n, nil
 		}
 	}
-	return 1, nil
+	return renewed, nil
 }
 
 // Watch keeps all the keys alive while work runs, as RedisLock.Watch does
@@ -370,7 +392,7 @@ func (m *MultiLock) renew(ctx context.Context, px time.Duration) (int64, error) 
 // names. Call it after a successful acquire.
 func (m *MultiLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
 	px, err := m.px()
-	return m.watch(ctx, px, err, m.renew, opts)
+	return m.watch(ctx, px, err, m.renew, opts, m.obs)
 }
 
 // px is the expiry sent to Redis: the expiry plus the tolerance, rounded up

@@ -62,8 +62,11 @@ func (m *MultiLock) try(ctx context.Context, px time.Duration) multiAttempt {
 		reentrant, seen := m.state.beginAcquire()
 		r := m.attempt(ctx, px, reentrant)
 		m.state.endAcquire(seen, !r.settled)
-		if r.ok {
+		switch {
+		case r.ok:
 			m.noteAcquired(sent)
+		case r.settled:
+			m.noteRefused()
 		}
 		return r
 	})

@@ -24,6 +24,14 @@ func (m *MultiLock) AcquireWait(wait time.Duration) (bool, error) {
 // jittered back-off (WithBackoff), never longer than the refusing hold's
 // remaining time, covers lost notifications and holds left to expire.
 func (m *MultiLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
+	ctx, a := m.obs.StartAcquire(ctx, true)
+	ok, err := m.acquireWait(ctx, wait)
+	a.End(waitOutcome(ok, err), 0, err)
+	return ok, err
+}
+
+// acquireWait is AcquireWaitCtx unobserved.
+func (m *MultiLock) acquireWait(ctx context.Context, wait time.Duration) (bool, error) {
 	px, err := m.px()
 	if err != nil {
 		return false, err

@@ -21,6 +21,7 @@ type options struct {
 	setGet        *setGetSupport // shared by a Backend's locks
 	deadlineGuard bool
 	quietRelease  bool
+	name          string // WithName: the lock's label in metrics and traces
 }
 
 func defaultOptions() options {
@@ -66,5 +67,17 @@ func WithoutWakeups() Option {
 func WithFencing() Option {
 	return func(o *options) {
 		o.fencing = true
+	}
+}
+
+// WithName sets the name the lock reports itself as in metrics and traces
+// (package observe): its "name" label and span attribute. The name is a
+// bounded label that says what the lock guards, such as "checkout" or a
+// route, never the key: a label per key would give Prometheus a series per
+// order or user. Locks without a name report "unnamed". A Backend's locks
+// take the name from zerolock.LockerOptions.Name when it is set.
+func WithName(name string) Option {
+	return func(o *options) {
+		o.name = name
 	}
 }

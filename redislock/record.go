@@ -25,7 +25,18 @@ var ErrInvalidRetain = errors.New("redislock: retain must be at least 1ms")
 // WithReplicaAcks it waits for the replicas as AcquireCtx does, and
 // releases and returns ErrNotReplicated when too few acknowledged. It
 // mints no fencing token. It returns the errors AcquireCtx does.
+//
+// It is observed as AcquireCtx is, a record read counting as busy: the key
+// is not this instance's.
 func (rl *RedisLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, error) {
+	ctx, a := rl.obs.StartAcquire(ctx, false)
+	ok, record, err := rl.acquireOrRead(ctx)
+	a.End(tryOutcome(ok, err), 0, err)
+	return ok, record, err
+}
+
+// acquireOrRead is AcquireOrReadCtx unobserved.
+func (rl *RedisLock) acquireOrRead(ctx context.Context) (bool, []byte, error) {
 	px, err := rl.px()
 	if err != nil {
 		return false, nil, err
@@ -56,7 +67,7 @@ func (rl *RedisLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, error)
 	if ok && short != nil {
 		// Held, but a failover could lose the hold: as acquireReplicated.
 		rl.state.endAcquire(seen, true)
-		_, _ = rl.ReleaseCtx(context.WithoutCancel(ctx))
+		_, _ = rl.release(context.WithoutCancel(ctx))
 		return false, nil, short
 	}
 	rl.state.endAcquire(seen, ok || err != nil)
@@ -70,10 +81,12 @@ func (rl *RedisLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, error)
 			return true, nil, nil
 		}
 	case int64:
+		rl.noteRefused()
 		return false, nil, nil
 	case []any:
 		if len(reply) == 1 {
 			if v, isText := reply[0].(string); isText && len(v) >= len(recordPrefix) {
+				rl.noteRefused()
 				return false, []byte(v[len(recordPrefix):]), nil
 			}
 		}
@@ -90,7 +103,20 @@ func (rl *RedisLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, error)
 // only, and a failover could lose it. It returns ErrInvalidRetain for a
 // retention under 1 ms, and a wrapped store error when Redis cannot answer,
 // after which the record may or may not be stored.
+//
+// A record that replaces the hold ends it as ReleaseCtx does for the
+// metrics: its hold time is observed, or a hold found gone.
 func (rl *RedisLock) RecordCtx(ctx context.Context, record []byte, retain time.Duration) (bool, error) {
+	began := rl.holdBegan()
+	ok, err := rl.record(ctx, record, retain)
+	if err == nil {
+		observeRelease(rl.obs, began, ok)
+	}
+	return ok, err
+}
+
+// record is RecordCtx unobserved.
+func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Duration) (bool, error) {
 	rl.stopWatchdog(ctx, zerolock.ErrReleased)
 	ms := (retain + time.Millisecond - 1) / time.Millisecond
 	if ms < 1 {

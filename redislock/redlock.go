@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zerolock/zerolock/observe"
 )
 
 // ErrQuorum is matched (errors.Is) by the *QuorumError a RedLock returns
@@ -29,9 +31,11 @@ type RedLock struct {
 	nodeTimeout time.Duration
 	expiry      atomic.Int64 // time.Duration, shared with the nodes
 	tolerance   time.Duration
+	obs         *observe.Instruments // its nodes report nothing
 
 	mu         sync.Mutex
 	validUntil time.Time
+	heldSince  time.Time // when the hold began, for its hold time
 }
 
 // NewRedLock returns a Redlock on key over stores, which must be independent
@@ -42,8 +46,14 @@ func NewRedLock(stores []Store, key string, opts ...Option) *RedLock {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	return newRedLock(stores, key, o)
+}
+
+// newRedLock is NewRedLock with its options applied.
+func newRedLock(stores []Store, key string, o options) *RedLock {
 	token := newToken()
-	rl := &RedLock{key: key, nodeTimeout: o.nodeTimeout, tolerance: o.tolerance}
+	rl := &RedLock{key: key, nodeTimeout: o.nodeTimeout, tolerance: o.tolerance,
+		obs: observe.For(backendRedLock, kindMutex, o.name)}
 	if rl.nodeTimeout <= 0 {
 		rl.nodeTimeout = defaultNodeTimeout
 	}
@@ -90,6 +100,14 @@ func (rl *RedLock) Acquire() (bool, error) {
 // *QuorumError (errors.Is ErrQuorum) that lists each node's outcome when
 // failures kept it from a majority or the validity ran out.
 func (rl *RedLock) AcquireCtx(ctx context.Context) (bool, error) {
+	ctx, a := rl.obs.StartAcquire(ctx, false)
+	ok, err := rl.acquire(ctx)
+	a.End(tryOutcome(ok, err), 0, err)
+	return ok, err
+}
+
+// acquire is AcquireCtx unobserved.
+func (rl *RedLock) acquire(ctx context.Context) (bool, error) {
 	px, err := rl.nodes[0].px()
 	if err != nil {
 		return false, err
@@ -99,7 +117,7 @@ func (rl *RedLock) AcquireCtx(ctx context.Context) (bool, error) {
 	}
 	start := time.Now()
 	outcomes := rl.each(ctx, func(ctx context.Context, n *RedisLock) (bool, error) {
-		return n.AcquireCtx(ctx)
+		return n.acquire(ctx)
 	})
 	elapsed := time.Since(start)
 	validity := px - elapsed - (px/100 + 2*time.Millisecond)
@@ -117,9 +135,15 @@ func (rl *RedLock) AcquireCtx(ctx context.Context) (bool, error) {
 	if acquired >= quorum && validity > 0 {
 		rl.mu.Lock()
 		rl.validUntil = start.Add(px - (px/100 + 2*time.Millisecond))
+		if rl.heldSince.IsZero() {
+			rl.heldSince = start
+		}
 		rl.mu.Unlock()
 		return true, nil
 	}
+	rl.mu.Lock()
+	rl.heldSince = time.Time{} // a hold it had is lost: releaseAll ends what is left
+	rl.mu.Unlock()
 	rl.releaseAll(ctx)
 	if failed == 0 && acquired < quorum {
 		return false, nil // a majority answered: the lock is held elsewhere
@@ -148,9 +172,20 @@ func (rl *RedLock) Release() (bool, error) {
 func (rl *RedLock) ReleaseCtx(ctx context.Context) (bool, error) {
 	rl.mu.Lock()
 	rl.validUntil = time.Time{}
+	began := rl.heldSince
+	rl.heldSince = time.Time{}
 	rl.mu.Unlock()
+	ok, err := rl.release(ctx)
+	if err == nil {
+		observeRelease(rl.obs, began, ok)
+	}
+	return ok, err
+}
+
+// release is ReleaseCtx unobserved.
+func (rl *RedLock) release(ctx context.Context) (bool, error) {
 	outcomes := rl.each(ctx, func(ctx context.Context, n *RedisLock) (bool, error) {
-		return n.ReleaseCtx(ctx)
+		return n.release(ctx)
 	})
 	released, failed := 0, 0
 	for _, o := range outcomes {
@@ -172,7 +207,7 @@ func (rl *RedLock) ReleaseCtx(ctx context.Context) (bool, error) {
 // that ignores the caller's cancellation (the keys must not linger).
 func (rl *RedLock) releaseAll(ctx context.Context) {
 	rl.each(context.WithoutCancel(ctx), func(ctx context.Context, n *RedisLock) (bool, error) {
-		return n.ReleaseCtx(ctx)
+		return n.release(ctx)
 	})
 }
 

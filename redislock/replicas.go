@@ -102,7 +102,7 @@ func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration) (b
 		return false, err
 	}
 	if got, _ := wait.Int64(); got < int64(rl.acks) {
-		_, _ = rl.ReleaseCtx(context.WithoutCancel(ctx))
+		_, _ = rl.release(context.WithoutCancel(ctx))
 		return false, fmt.Errorf("%w: %d of %d within %v", ErrNotReplicated, got, rl.acks, rl.acksTimeout)
 	}
 	return true, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
+	"github.com/zerolock/zerolock/observe"
 )
 
 var (
@@ -91,6 +92,8 @@ type RWLock struct {
 	tolerance time.Duration
 	waitOpts  waitOptions
 	guard     deadlineGuard
+	obsRead   *observe.Instruments // the read side's
+	obsWrite  *observe.Instruments // the write side's
 
 	// Arguments built once. Every script's first key is the lock key: a
 	// go-redis Ring routes a script by its first key, and the companions
@@ -150,6 +153,8 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 		readerKeys: []string{key, readers},
 		intentKeys: []string{key, intent},
 		channel:    releaseChannel(key),
+		obsRead:    observe.For(backendRedis, kindRWLockRead, o.name),
+		obsWrite:   observe.For(backendRedis, kindRWLockWrite, o.name),
 	}
 	if o.fencing {
 		l.keys = append(l.keys, companionKey(key, "zerolock.fence"))
@@ -198,6 +203,14 @@ func (l *RWLock) RLock() (bool, error) {
 // (errors.Is(err, ctx.Err()) holds when the context ended), after which
 // the share may or may not be held.
 func (l *RWLock) RLockCtx(ctx context.Context) (bool, error) {
+	ctx, a := l.obsRead.StartAcquire(ctx, false)
+	ok, err := l.rlock(ctx)
+	a.End(tryOutcome(ok, err), 0, err)
+	return ok, err
+}
+
+// rlock is RLockCtx unobserved: the first try of a waiting one.
+func (l *RWLock) rlock(ctx context.Context) (bool, error) {
 	ok, _, err := l.tryOnce(ctx, "rlock", func(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
 		return l.tryRead(ctx, px)
 	})
@@ -224,10 +237,38 @@ func (l *RWLock) Lock() (bool, error) {
 // (errors.Is(err, ctx.Err()) holds when the context ended), after which
 // the write side may or may not be held.
 func (l *RWLock) LockCtx(ctx context.Context) (bool, error) {
+	ctx, a := l.obsWrite.StartAcquire(ctx, false)
+	ok, err := l.lock(ctx)
+	a.End(tryOutcome(ok, err), l.writeFence(ok), err)
+	return ok, err
+}
+
+// lock is LockCtx unobserved: the first try of a waiting one.
+func (l *RWLock) lock(ctx context.Context) (bool, error) {
 	ok, _, err := l.tryOnce(ctx, "lock", func(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
 		return l.tryWrite(ctx, px, false)
 	})
 	return ok, err
+}
+
+// writeFence is the fencing token a write acquire that ended ok reports:
+// the hold's, 0 when not acquired (or made without WithFencing).
+func (l *RWLock) writeFence(ok bool) int64 {
+	if !ok {
+		return 0
+	}
+	return l.fence.Load()
+}
+
+// obsOf is the instruments of side s, nil for neither.
+func (l *RWLock) obsOf(s side) *observe.Instruments {
+	switch s {
+	case sideRead:
+		return l.obsRead
+	case sideWrite:
+		return l.obsWrite
+	}
+	return nil
 }
 
 // tryOnce checks the expiry and the context, then makes one attempt.
@@ -417,11 +458,25 @@ func (l *RWLock) UnlockCtx(ctx context.Context) (bool, error) {
 	})
 }
 
-// release stops the watchdog (before anything else, so a release that
+// release releases side s (releaseSide) and observes it: the hold time of
+// a hold it ended, or a hold of s found gone.
+func (l *RWLock) release(ctx context.Context, op string, s side, send func() *redis.Cmd) (bool, error) {
+	var began time.Time
+	if l.heldSide() == s {
+		began = l.holdBegan()
+	}
+	ok, err := l.releaseSide(ctx, op, s, send)
+	if err == nil {
+		observeRelease(l.obsOf(s), began, ok)
+	}
+	return ok, err
+}
+
+// releaseSide stops the watchdog (before anything else, so a release that
 // cannot reach Redis does not leave it renewing), unless this instance
 // holds the other side, which the watchdog then renews, and sends the
 // release script of side s.
-func (l *RWLock) release(ctx context.Context, op string, s side, send func() *redis.Cmd) (bool, error) {
+func (l *RWLock) releaseSide(ctx context.Context, op string, s side, send func() *redis.Cmd) (bool, error) {
 	if l.heldSide() != other(s) {
 		l.stopWatchdog(ctx, zerolock.ErrReleased)
 	}
@@ -531,7 +586,7 @@ func (l *RWLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) contex
 	if err == nil && s == sideNone {
 		err = fmt.Errorf("%w: Watch of an RWLock that holds neither side", zerolock.ErrLockLost)
 	}
-	return l.watch(ctx, px, err, l.renew(s), opts)
+	return l.watch(ctx, px, err, l.renew(s), opts, l.obsOf(s))
 }
 
 // Fence returns the fencing token of this instance's latest hold, made

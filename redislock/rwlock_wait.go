@@ -24,7 +24,15 @@ func (l *RWLock) RLockWait(wait time.Duration) (bool, error) {
 // or a waiting writer gives up, with a jittered back-off (never longer
 // than the refusing writer's remaining time) for lost notifications.
 func (l *RWLock) RLockWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
-	ok, err := l.RLockCtx(ctx)
+	ctx, a := l.obsRead.StartAcquire(ctx, true)
+	ok, err := l.rlockWait(ctx, wait)
+	a.End(waitOutcome(ok, err), 0, err)
+	return ok, err
+}
+
+// rlockWait is RLockWaitCtx unobserved.
+func (l *RWLock) rlockWait(ctx context.Context, wait time.Duration) (bool, error) {
+	ok, err := l.rlock(ctx)
 	if ok || err != nil {
 		return ok, err
 	}
@@ -60,7 +68,15 @@ func (l *RWLock) LockWait(wait time.Duration) (bool, error) {
 // otherwise expires after twice the longest back-off (WithBackoff), at
 // least a second and at most the lock's expiry, so a waiting writer that
 // crashed holds readers back no longer than that.
-func (l *RWLock) LockWaitCtx(ctx context.Context, wait time.Duration) (ok bool, err error) {
+func (l *RWLock) LockWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
+	ctx, a := l.obsWrite.StartAcquire(ctx, true)
+	ok, err := l.lockWait(ctx, wait)
+	a.End(waitOutcome(ok, err), l.writeFence(ok), err)
+	return ok, err
+}
+
+// lockWait is LockWaitCtx unobserved.
+func (l *RWLock) lockWait(ctx context.Context, wait time.Duration) (ok bool, err error) {
 	var intent bool // a try may have left this instance's intent
 	defer func() {
 		if !ok && intent {
@@ -85,7 +101,7 @@ func (l *RWLock) LockWaitCtx(ctx context.Context, wait time.Duration) (ok bool, 
 	// The first try leaves no intent: the subscription the loop makes
 	// before its first try may take up to confirmTimeout, longer than the
 	// intent may live.
-	ok, err = l.LockCtx(ctx)
+	ok, err = l.lock(ctx)
 	if ok || err != nil {
 		return ok, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
+	"github.com/zerolock/zerolock/observe"
 )
 
 var (
@@ -66,6 +67,7 @@ type Semaphore struct {
 	waitOpts  waitOptions
 	guard     deadlineGuard // WithDeadlineGuard
 	proc      processor     // the store, when it can send a command once
+	obs       *observe.Instruments
 
 	keys        []string // {key}
 	channel     string   // where releases are announced
@@ -109,12 +111,17 @@ var (
 // expire, and new acquires are refused until fewer holders than the new
 // number are left.
 func NewSemaphore(store Store, key string, permits int, opts ...Option) (*Semaphore, error) {
-	if permits < 1 {
-		return nil, fmt.Errorf("%w: %d for %q", ErrInvalidPermits, permits, key)
-	}
 	o := defaultOptions()
 	for _, opt := range opts {
 		opt(&o)
+	}
+	return newSemaphore(store, key, permits, o)
+}
+
+// newSemaphore is NewSemaphore with its options applied.
+func newSemaphore(store Store, key string, permits int, o options) (*Semaphore, error) {
+	if permits < 1 {
+		return nil, fmt.Errorf("%w: %d for %q", ErrInvalidPermits, permits, key)
 	}
 	if o.acks > 0 {
 		return nil, fmt.Errorf("%w: not with a semaphore (%q); drop WithReplicaAcks from the options of its store", ErrReplicaAcksUnsupported, key)
@@ -130,6 +137,7 @@ func NewSemaphore(store Store, key string, permits int, opts ...Option) (*Semaph
 		guard:     guardFor(store, o.deadlineGuard),
 		keys:      []string{key},
 		channel:   releaseChannel(key),
+		obs:       observe.For(backendRedis, kindSemaphore, o.name),
 	}
 	s.proc, _ = store.(processor)
 	s.releaseArgs = []any{token, s.channel}
@@ -180,6 +188,14 @@ func (s *Semaphore) Acquire() (bool, error) {
 // when the context ended. After an error the permit may or may not be
 // held; a later AcquireCtx or ReleaseCtx on the same instance settles it.
 func (s *Semaphore) AcquireCtx(ctx context.Context) (bool, error) {
+	ctx, a := s.obs.StartAcquire(ctx, false)
+	ok, err := s.acquire(ctx)
+	a.End(tryOutcome(ok, err), 0, err)
+	return ok, err
+}
+
+// acquire is AcquireCtx unobserved: the first try of a waiting acquire.
+func (s *Semaphore) acquire(ctx context.Context) (bool, error) {
 	px, err := s.px()
 	if err != nil {
 		return false, err
@@ -224,8 +240,11 @@ func (s *Semaphore) try(ctx context.Context, px time.Duration) (bool, time.Durat
 		}
 	}
 	s.state.endAcquire(seen, ok || err != nil)
-	if ok {
+	switch {
+	case ok:
 		s.noteAcquired(sent)
+	case err == nil:
+		s.noteRefused()
 	}
 	return ok, retryIn, err
 }
@@ -249,6 +268,16 @@ func (s *Semaphore) Release() (bool, error) {
 // out of a request should pass a context that is not already cancelled,
 // such as context.WithoutCancel(ctx).
 func (s *Semaphore) ReleaseCtx(ctx context.Context) (bool, error) {
+	began := s.holdBegan()
+	ok, err := s.release(ctx)
+	if err == nil {
+		observeRelease(s.obs, began, ok)
+	}
+	return ok, err
+}
+
+// release is ReleaseCtx unobserved.
+func (s *Semaphore) release(ctx context.Context) (bool, error) {
 	// The watchdog stops first, even when ctx has ended: a release that
 	// cannot reach Redis must not leave it renewing.
 	s.stopWatchdog(ctx, zerolock.ErrReleased)
@@ -331,10 +360,10 @@ func (s *Semaphore) Watch(ctx context.Context, opts ...zerolock.WatchOption) con
 	return s.watch(ctx, px, err, func(ctx context.Context, px time.Duration) (int64, error) {
 		r := s.renew(ctx, px)
 		if errors.Is(r.err, ErrNotSemaphore) {
-			return 0, nil // the key is no longer a semaphore: the permit is lost
+			return takenOver, nil // the key is no longer a semaphore: the permit is lost
 		}
 		return r.n, r.err
-	}, opts)
+	}, opts, s.obs)
 }
 
 // int64Reply is the answer of a script that replies with an integer.
@@ -343,8 +372,8 @@ type int64Reply struct {
 	err error
 }
 
-// renew runs the compare-and-extend once: 1 when extended, 0 when the
-// permit is lost.
+// renew runs the compare-and-extend once: 1 when extended, -1 when the
+// permit is gone (expired or deleted).
 func (s *Semaphore) renew(ctx context.Context, px time.Duration) int64Reply {
 	reply, err := semaphoreRenewScript.run(ctx, s.store, s.keys, s.token, px.Milliseconds()).Result()
 	if err != nil {

@@ -23,7 +23,15 @@ func (s *Semaphore) AcquireWait(wait time.Duration) (bool, error) {
 // the time until the earliest permit expires, covers lost notifications
 // and permits left to expire.
 func (s *Semaphore) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
-	ok, err := s.AcquireCtx(ctx)
+	ctx, a := s.obs.StartAcquire(ctx, true)
+	ok, err := s.acquireWait(ctx, wait)
+	a.End(waitOutcome(ok, err), 0, err)
+	return ok, err
+}
+
+// acquireWait is AcquireWaitCtx unobserved.
+func (s *Semaphore) acquireWait(ctx context.Context, wait time.Duration) (bool, error) {
+	ok, err := s.acquire(ctx)
 	if ok || err != nil {
 		return ok, err
 	}

@@ -49,7 +49,15 @@ func (rl *RedisLock) AcquireWait(wait time.Duration) (bool, error) {
 // the holder releases. A jittered back-off, never longer than the holder's
 // remaining time, covers lost notifications and locks left to expire.
 func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
-	ok, err := rl.AcquireCtx(ctx)
+	ctx, a := rl.obs.StartAcquire(ctx, true)
+	ok, err := rl.acquireWait(ctx, wait)
+	a.End(waitOutcome(ok, err), rl.heldFence(ok), err)
+	return ok, err
+}
+
+// acquireWait is AcquireWaitCtx unobserved.
+func (rl *RedisLock) acquireWait(ctx context.Context, wait time.Duration) (bool, error) {
+	ok, err := rl.acquire(ctx)
 	if ok || err != nil {
 		return ok, err
 	}

@@ -4,38 +4,65 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/observe"
 )
 
 // A keeper is the watchdog bookkeeping of one hold: when the latest
-// successful acquire (or renewal) was sent and the running watchdog. Every
-// primitive of the package embeds one and tells it how to renew.
+// successful acquire (or renewal) was sent, when the hold began, and the
+// running watchdog. Every primitive of the package embeds one and tells it
+// how to renew.
 type keeper struct {
 	mu         sync.Mutex
 	acquiredAt time.Time // when the latest successful acquire was sent
+	heldSince  time.Time // when the hold began, for its hold time; zero when not held
 	dog        *watchdog
 }
 
-// renewFunc renews a hold for px once: 1 when renewed, 0 when the hold is
-// lost (the key or share is gone or another's), or an error.
+// renewFunc renews a hold for px once: renewed (1), gone (-1: the key or
+// share no longer exists), takenOver (0: another holder has it, or a value
+// of another type), or an error. Callers that only ask whether the hold
+// lasts compare with renewed.
 type renewFunc func(ctx context.Context, px time.Duration) (int64, error)
+
+// The replies of the renew scripts.
+const (
+	renewed   = 1
+	takenOver = 0
+	gone      = -1
+)
 
 // watchdog renews one held lock until stopped.
 type watchdog struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+	obs    observe.Watch
+	over   atomic.Bool // a loss or a stop has ended it: one loss is recorded at most
 }
 
 // noteAcquired records when the acquire that succeeded was sent: the
-// watchdog counts the hold's validity from there.
+// watchdog counts the hold's validity from there, and the hold time from
+// the first of a hold's acquires.
 func (k *keeper) noteAcquired(sent time.Time) {
 	k.mu.Lock()
 	if sent.After(k.acquiredAt) {
 		k.acquiredAt = sent
 	}
+	if k.heldSince.IsZero() {
+		k.heldSince = sent
+	}
+	k.mu.Unlock()
+}
+
+// noteRefused records a refused acquire: whatever this instance held
+// before is another's now, so the next hold's time starts afresh.
+func (k *keeper) noteRefused() {
+	k.mu.Lock()
+	k.heldSince = time.Time{}
 	k.mu.Unlock()
 }
 
@@ -43,7 +70,29 @@ func (k *keeper) noteAcquired(sent time.Time) {
 func (k *keeper) forget() {
 	k.mu.Lock()
 	k.acquiredAt = time.Time{}
+	k.heldSince = time.Time{}
 	k.mu.Unlock()
+}
+
+// holdBegan returns when the hold began, zero when this instance knows of
+// no hold.
+func (k *keeper) holdBegan() time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.heldSince
+}
+
+// observeRelease records a release that Redis answered: on in, the hold
+// time when it freed the hold (freed), or a release that found the hold
+// already gone when this instance believed it held one since began.
+func observeRelease(in *observe.Instruments, began time.Time, freed bool) {
+	switch {
+	case began.IsZero():
+	case freed:
+		in.Held(time.Since(began))
+	default:
+		in.ReleasedGone()
+	}
 }
 
 // Watch keeps the held lock alive while work runs, renewing it with the same
@@ -68,12 +117,14 @@ func (rl *RedisLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) co
 	px, err := rl.px()
 	return rl.watch(ctx, px, err, func(ctx context.Context, px time.Duration) (int64, error) {
 		return renewScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds()).Int64()
-	}, opts)
+	}, opts, rl.obs)
 }
 
 // watch starts the watchdog of a hold of px (or refuses with err, the
-// expiry's error), renewing with renew; see RedisLock.Watch.
-func (k *keeper) watch(ctx context.Context, px time.Duration, err error, renew renewFunc, opts []zerolock.WatchOption) context.Context {
+// expiry's error), renewing with renew and reporting to in; see
+// RedisLock.Watch.
+func (k *keeper) watch(ctx context.Context, px time.Duration, err error, renew renewFunc,
+	opts []zerolock.WatchOption, in *observe.Instruments) context.Context {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.dog != nil {
@@ -96,7 +147,7 @@ func (k *keeper) watch(ctx context.Context, px time.Duration, err error, renew r
 		o.RenewEvery = px / 3 // a renewal must come well before the validity ends
 	}
 	lockCtx, cancel := context.WithCancelCause(ctx)
-	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{})}
+	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{}), obs: in.StartWatch(ctx)}
 	k.dog = dog
 	go dog.run(renew, o, k.acquiredAt, px)
 	return lockCtx
@@ -111,6 +162,7 @@ func (k *keeper) stopWatchdog(ctx context.Context, cause error) {
 	k.dog = nil
 	k.mu.Unlock()
 	if dog != nil {
+		dog.over.Store(true)
 		dog.cancel(cause)
 		select {
 		case <-dog.done:
@@ -126,7 +178,9 @@ func (dog *watchdog) run(renew renewFunc, o zerolock.WatchSettings, acquired tim
 	// The expiry signal has its own timer, so it fires on time even while a
 	// renewal is stuck on a hung server (go-redis reads past a context's
 	// deadline unless ContextTimeoutEnabled is set).
-	expiry := time.AfterFunc(time.Until(validUntil), func() { dog.cancel(zerolock.ErrRenewFailed) })
+	expiry := time.AfterFunc(time.Until(validUntil), func() {
+		dog.lose(zerolock.ErrRenewFailed, observe.RenewFailed)
+	})
 	defer expiry.Stop()
 	var maxHold <-chan time.Time
 	if o.MaxHold > 0 {
@@ -144,7 +198,7 @@ func (dog *watchdog) run(renew renewFunc, o zerolock.WatchSettings, acquired tim
 		case <-dog.ctx.Done():
 			return
 		case <-maxHold:
-			dog.cancel(zerolock.ErrMaxHold)
+			dog.lose(zerolock.ErrMaxHold, observe.MaxHold)
 			return
 		case <-next.C:
 		}
@@ -158,13 +212,31 @@ func (dog *watchdog) run(renew renewFunc, o zerolock.WatchSettings, acquired tim
 			return
 		case err != nil:
 			// Try again next tick; the expiry timer guards the rest.
-		case reply != 1:
-			dog.cancel(zerolock.ErrLockLost)
+			dog.obs.RenewFailed(err)
+		case reply == gone:
+			dog.lose(zerolock.ErrLockLost, observe.Deleted)
+			return
+		case reply != renewed:
+			dog.lose(zerolock.ErrLockLost, observe.TakenOver)
 			return
 		default:
+			dog.obs.Renewed()
 			validUntil = sent.Add(px - margin)
 			expiry.Reset(time.Until(validUntil))
 		}
 		next.Reset(o.RenewEvery)
 	}
+}
+
+// lose records the loss, why, unless the watch had already ended (a stop,
+// the parent's end, or another loss first), and cancels the watched
+// context with cause. It records first: the work under the lock, and the
+// span Watch was called under, are still running until the cancel tells
+// them, so the event lands on a span that has not ended, and a test that
+// sees the context end sees the count.
+func (dog *watchdog) lose(cause error, why observe.Cause) {
+	if dog.over.CompareAndSwap(false, true) && dog.ctx.Err() == nil {
+		dog.obs.Lost(why)
+	}
+	dog.cancel(cause)
 }
