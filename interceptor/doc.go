@@ -141,4 +141,17 @@
 // 0.10000000149011612, not the double 0.1. A key field that is NaN or
 // infinite is refused with codes.InvalidArgument; inside a message key,
 // NaN (any NaN), +Inf and -Inf hash as one value each.
+//
+// # Metrics and traces
+//
+// Calls that match a rule are counted in
+// zerolock_grpc_requests_total{method,outcome} (acquired, rejected,
+// limited, bad_request, store_error, fail_open, and in replay mode
+// replayed and mismatch), and their handlers' hold time in
+// zerolock_grpc_lock_hold_seconds{method}, on go-zero's Prometheus
+// endpoint. Each rule's lock reports to package observe under the rule's
+// full method as its name (/pkg.Service/Method, never a key): the
+// zerolock_lock_* metrics, and a "zerolock.acquire" span, a child of
+// zrpc's span for the call, with the outcome (acquired, or busy for a
+// duplicate).
 package interceptor

@@ -168,4 +168,17 @@
 // and a Redis store backend (node, Sentinel or Cluster): Redlock, etcd and
 // ZooKeeper backends are refused at start-up, and so are Fence with limit
 // mode and Permits on a rule in another mode.
+//
+// # Metrics and traces
+//
+// Requests that match a rule are counted in
+// zerolock_http_requests_total{route,outcome} (acquired, rejected,
+// limited, bad_request, store_error, fail_open, and in replay mode
+// replayed and mismatch), and their handlers' hold time in
+// zerolock_http_lock_hold_seconds{route}, on go-zero's Prometheus
+// endpoint. Each rule's lock reports to package observe under the rule's
+// route as its name ("POST /orders", never a key): the
+// zerolock_lock_* metrics, and a "zerolock.acquire" span, a child of
+// go-zero's span for the request, with the outcome (acquired, or busy for
+// a duplicate).
 package middleware
