@@ -9,6 +9,8 @@ require (
 	github.com/redis/go-redis/v9 v9.21.0
 	github.com/zerolock/zerolock v0.0.0
 	github.com/zeromicro/go-zero v1.10.3
+	go.opentelemetry.io/otel/sdk v1.40.0
+	go.opentelemetry.io/otel/trace v1.40.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/grpc v1.80.0
 )
@@ -60,8 +62,6 @@ require (
 	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.40.0 // indirect
 	go.opentelemetry.io/otel/exporters/zipkin v1.40.0 // indirect
 	go.opentelemetry.io/otel/metric v1.40.0 // indirect
-	go.opentelemetry.io/otel/sdk v1.40.0 // indirect
-	go.opentelemetry.io/otel/trace v1.40.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.9.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/automaxprocs v1.6.0 // indirect

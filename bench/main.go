@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	zprom "github.com/zeromicro/go-zero/core/prometheus"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/zeromicro/go-zero/core/logx"
@@ -79,6 +80,10 @@ func run(addr string, rounds int, d time.Duration, out string) error {
 	}
 	defer gb.stop()
 
+	// As go-zero's DevServer does in a service (its default), so every
+	// zerolock contender records its lock metrics, and the observability
+	// scenarios differ only in observe's switches.
+	zprom.Enable()
 	rep := newReport(admin, rounds, d)
 	// Every contender's order turns by one each round, and every scenario
 	// starts with an unrecorded warm-up, so no contender always runs first
@@ -122,6 +127,7 @@ func run(addr string, rounds int, d time.Duration, out string) error {
 					r+1, sc.name, c.name, s.ops, s.usecOp, s.errors)
 			}
 		}
+		runObservability(cl, admin, rep, r, d)
 		runPrimitives(cl, rep, r, d)
 		runPrimitiveHandoffs(cl, rep, r, d)
 		for _, i := range rotation(len(handoffContenders), r) {

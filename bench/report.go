@@ -181,8 +181,15 @@ func (r *report) write(dir string) error {
 		"The semaphore, the multi-key lock and the read-write lock are measured against their own\n"+
 		"floors (internal/testing/floor: one script or command to take, one to give back, with none of\n"+
 		"zerolock's bookkeeping), and their woken hand-off against polling every 10 ms.\n"+
+		"go-zero's Prometheus is enabled for the whole run, as a service's DevServer enables it, so every\n"+
+		"zerolock row records its lock metrics (package observe, on by default). The observability\n"+
+		"scenarios run the go-redis lock with observe's metrics and tracing switched off (the baseline)\n"+
+		"and on, each cycle under a recording parent span of an OpenTelemetry SDK provider that samples\n"+
+		"everything and exports nothing, started in both runs, so the ratio is the cost of zerolock's\n"+
+		"metrics and its acquire span.\n"+
 		"Allocations per cycle are in\n"+
-		"`go test -run '^$' -bench 'AcquireRelease|Primitive' -benchmem ./redislock`.\n\n", time.Now().UTC().Format("2006-01-02"), r.rounds, r.runTime)
+		"`go test -run '^$' -bench 'AcquireRelease|Primitive' -benchmem ./redislock`, and with observability\n"+
+		"on against off in `cd bench && go test -run '^$' -bench Observability -benchmem`.\n\n", time.Now().UTC().Format("2006-01-02"), r.rounds, r.runTime)
 	b.WriteString(r.machine())
 	b.WriteString("\n![ratio to the floor](benchmarks.svg)\n")
 	b.WriteString(r.table())
