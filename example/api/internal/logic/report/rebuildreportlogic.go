@@ -35,7 +35,7 @@ func NewRebuildReportLogic(ctx context.Context, svcCtx *svc.ServiceContext) *Reb
 // writes with the lock's fencing token, which the storage checks.
 func (l *RebuildReportLogic) RebuildReport(req *types.RebuildReq) (*types.RebuildResp, error) {
 	lock := redislock.NewRedisLock(l.svcCtx.Redis, svc.ReportLockKey(req.Id),
-		redislock.WithFencing(), redislock.WithExpiry(2*time.Second))
+		redislock.WithFencing(), redislock.WithExpiry(2*time.Second), redislock.WithName("report"))
 	ok, err := lock.AcquireWaitCtx(l.ctx, 10*time.Second)
 	if err != nil {
 		l.Errorf("wait for report lock %q: %v", req.Id, err)

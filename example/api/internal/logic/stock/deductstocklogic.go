@@ -31,7 +31,9 @@ func NewDeductStockLogic(ctx context.Context, svcCtx *svc.ServiceContext) *Deduc
 // checks it and writes it back: a read-modify-write that only the lock makes
 // safe. A second deduction of the same item while the first runs gets 409.
 func (l *DeductStockLogic) DeductStock(req *types.DeductReq) (*types.StockResp, error) {
-	lock := redislock.NewRedisLock(l.svcCtx.Redis, svc.LockKey(req.Sku))
+	// The name labels the lock's metrics and spans: one name for every
+	// item, never the key.
+	lock := redislock.NewRedisLock(l.svcCtx.Redis, svc.LockKey(req.Sku), redislock.WithName("stock"))
 	lock.SetExpire(5)
 	ok, err := lock.AcquireCtx(l.ctx)
 	if err != nil {
