@@ -65,3 +65,11 @@ proto:
 		--go_out=example/rpc/payments --go_opt=paths=source_relative \
 		--go-grpc_out=example/rpc/payments --go-grpc_opt=paths=source_relative \
 		example/rpc/payments.proto
+
+# observability takes docs/observability.png: the Grafana dashboard's
+# panels (docs/grafana/zerolock.json) drawn from Debian's prometheus
+# scraping example/api under a minute of load, screenshotted by headless
+# chromium (both installed when missing). About 90 s.
+.PHONY: observability
+observability: deps
+	./scripts/observability-shot.sh
