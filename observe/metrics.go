@@ -35,7 +35,7 @@ var (
 	waitSeconds = register(prom.NewHistogramVec(prom.HistogramOpts{
 		Namespace: "zerolock", Subsystem: "lock", Name: "wait_seconds",
 		Help:    "How long waiting acquires waited, won or not.",
-		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15, 20, 30},
 	}, labels))
 	holdSeconds = register(prom.NewHistogramVec(prom.HistogramOpts{
 		Namespace: "zerolock", Subsystem: "lock", Name: "hold_seconds",
