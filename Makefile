@@ -71,5 +71,5 @@ proto:
 # scraping example/api under a minute of load, screenshotted by headless
 # chromium (both installed when missing). About 90 s.
 .PHONY: observability
-observability: deps
+observability:
 	./scripts/observability-shot.sh

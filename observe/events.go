@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
@@ -63,7 +62,7 @@ func (w Watch) RenewFailed(err error) {
 	}
 	if w.span != nil {
 		w.span.AddEvent("zerolock.renew_failed", oteltrace.WithAttributes(
-			append(w.in.attrs[:len(w.in.attrs):len(w.in.attrs)], attribute.String("error", err.Error()))...))
+			append(w.in.attrs[:len(w.in.attrs):len(w.in.attrs)], attrError.String(err.Error()))...))
 	}
 }
 

@@ -17,6 +17,7 @@ const (
 	attrWaitMs  = attribute.Key("zerolock.lock.wait_ms")
 	attrFence   = attribute.Key("zerolock.lock.fence")
 	attrCause   = attribute.Key("zerolock.lock.cause")
+	attrError   = attribute.Key("zerolock.lock.error")
 )
 
 var labels = []string{"name", "backend", "kind"}

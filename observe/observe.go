@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,37 +79,44 @@ type Instruments struct {
 	attrs        []attribute.KeyValue
 }
 
-var registry = struct {
-	sync.RWMutex
-	m map[[3]string]*Instruments
-}{m: make(map[[3]string]*Instruments)}
+// registry holds every Instruments made, by [backend, kind, name]. Reads
+// are lock-free (a lock is made per request in the middleware and in
+// go-zero-style code); count, under mu, bounds the distinct entries.
+var registry struct {
+	m     sync.Map // [3]string -> *Instruments
+	mu    sync.Mutex
+	count int
+}
 
 // For returns the Instruments of the locks called name of kind (mutex,
 // semaphore, multilock, rwlock-read, rwlock-write) on backend (redis,
-// redlock, etcd, zookeeper). Call it once per lock, when the lock is made:
-// it takes a lock and may register label values.
+// redlock, etcd, zookeeper). A lock calls it once, when it is made; a
+// known name costs a lock-free map read and no allocation. Past MaxNames
+// distinct backend, kind and name triples, new names report as "other".
 func For(backend, kind, name string) *Instruments {
 	if name == "" {
 		name = Unnamed
 	}
 	id := [3]string{backend, kind, name}
-	registry.RLock()
-	in, ok := registry.m[id]
-	n := len(registry.m)
-	registry.RUnlock()
-	if ok {
-		return in
+	if in, ok := registry.m.Load(id); ok {
+		return in.(*Instruments)
 	}
-	if n >= MaxNames {
-		id[2] = "other"
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if in, ok := registry.m.Load(id); ok {
+		return in.(*Instruments)
 	}
-	registry.Lock()
-	defer registry.Unlock()
-	if in, ok := registry.m[id]; ok {
-		return in
+	if registry.count >= MaxNames {
+		other := [3]string{backend, kind, "other"}
+		if in, ok := registry.m.Load(other); ok {
+			registry.m.Store(id, in) // later lookups of this name stay lock-free
+			return in.(*Instruments)
+		}
+		id = other
 	}
-	in = newInstruments(id[0], id[1], id[2])
-	registry.m[id] = in
+	in := newInstruments(id[0], id[1], id[2])
+	registry.m.Store(id, in)
+	registry.count++
 	return in
 }
 
@@ -179,7 +187,7 @@ func (in *Instruments) StartAcquire(ctx context.Context, waiting bool) (context.
 			if a.start.IsZero() {
 				a.start = time.Now()
 			}
-			ctx, a.span = parent.TracerProvider().Tracer(scope).Start(ctx, "zerolock.acquire",
+			ctx, a.span = tracerOf(parent.TracerProvider()).Start(ctx, "zerolock.acquire",
 				oteltrace.WithSpanKind(oteltrace.SpanKindInternal), oteltrace.WithAttributes(in.attrs...))
 		}
 	}
@@ -210,4 +218,28 @@ func (a Acquire) End(outcome Outcome, fence int64, err error) {
 		}
 		a.span.End()
 	}
+}
+
+// cachedTracer is the tracer of the provider spans were last started
+// under: asking a provider for its tracer takes the SDK's lock, so it is
+// done once per provider, not per acquire.
+type cachedTracer struct {
+	provider oteltrace.TracerProvider
+	tracer   oteltrace.Tracer
+}
+
+var lastTracer atomic.Pointer[cachedTracer]
+
+// tracerOf returns zerolock's tracer from tp. A provider of a type that
+// cannot be compared (none of OpenTelemetry's) is asked every time.
+func tracerOf(tp oteltrace.TracerProvider) oteltrace.Tracer {
+	if !reflect.TypeOf(tp).Comparable() {
+		return tp.Tracer(scope)
+	}
+	if c := lastTracer.Load(); c != nil && c.provider == tp {
+		return c.tracer
+	}
+	c := &cachedTracer{provider: tp, tracer: tp.Tracer(scope)}
+	lastTracer.Store(c)
+	return c.tracer
 }

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	prom "github.com/prometheus/client_golang/prometheus"
@@ -163,4 +164,37 @@ func BenchmarkAcquire(b *testing.B) {
 		_, a := in.StartAcquire(ctx, false)
 		a.End(Acquired, 0, nil)
 	}
+}
+
+// TestNamesBounded: past MaxNames triples, new names report as "other",
+// without taking the registry's lock again for a name seen before.
+func TestNamesBounded(t *testing.T) {
+	for i := 0; ; i++ {
+		registry.mu.Lock()
+		full := registry.count >= MaxNames
+		registry.mu.Unlock()
+		if full {
+			break
+		}
+		For("redis", "bounded", "name-"+strconv.Itoa(i))
+	}
+	a, b := For("redis", "bounded", "beyond-1"), For("redis", "bounded", "beyond-2")
+	if a != b || a.name != "other" {
+		t.Fatalf("names past MaxNames report as %q and %q; want both as the one %q", a.name, b.name, "other")
+	}
+	if again := For("redis", "bounded", "name-0"); again.name != "name-0" {
+		t.Errorf("a name registered before the bound reports as %q", again.name)
+	}
+}
+
+// BenchmarkFor is the cost of a known name's lookup, paid by every lock
+// made (one per request in the middleware): no allocation.
+func BenchmarkFor(b *testing.B) {
+	For("redis", "mutex", "BenchmarkFor")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			For("redis", "mutex", "BenchmarkFor")
+		}
+	})
 }

@@ -20,7 +20,7 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-  echo "make test needs: ${missing[*]}. Install them (apt-get install ${missing[*]}) or run make test as root on Debian." >&2
+  echo "${ZEROLOCK_NEEDED_BY:-make test} needs: ${missing[*]}. Install them (apt-get install ${missing[*]}) or run make test as root on Debian." >&2
   exit 1
 fi
 

@@ -8,8 +8,9 @@
 # the load's length (default 60s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+command -v go >/dev/null || { echo "make observability needs the go command on PATH" >&2; exit 1; }
 
-./scripts/ensure-packages.sh prometheus:prometheus chromium:chromium redis-server:redis-server
+ZEROLOCK_NEEDED_BY='make observability' ./scripts/ensure-packages.sh prometheus:prometheus chromium:chromium redis-server:redis-server
 
 tmp=$(mktemp -d)
 pid=

@@ -237,22 +237,28 @@ func waitHTTP(ctx context.Context, proc *testproc.Process, url string) error {
 func screenshot(ctx context.Context, dir, page, out string) error {
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
+	// Into the temporary directory first: a failed run leaves the picture
+	// in docs/ as it was.
+	shot := filepath.Join(dir, "shot.png")
 	cmd := exec.CommandContext(ctx, "chromium", "--headless", "--no-sandbox", "--disable-gpu",
 		"--disable-dev-shm-usage", "--hide-scrollbars", "--no-first-run", "--force-device-scale-factor=1",
 		"--user-data-dir="+filepath.Join(dir, "chromium"),
 		fmt.Sprintf("--window-size=%d,%d", pageWidth, pageHeight),
-		"--screenshot="+out, "file://"+page)
+		"--screenshot="+shot, "file://"+page)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	output, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("chromium: %w\n%s", err, output)
 	}
-	if st, err := os.Stat(out); err != nil || st.Size() == 0 {
-		return fmt.Errorf("chromium wrote no screenshot to %s:\n%s", out, output)
-	}
 	// Chromium's helpers (zygote, crashpad) are in its process group.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if st, err := os.Stat(shot); err != nil || st.Size() == 0 {
+		return fmt.Errorf("chromium wrote no screenshot to %s:\n%s", shot, output)
+	}
+	if err := copyFile(shot, out); err != nil {
+		return err
+	}
 	fmt.Fprintln(os.Stderr, "observeshot: wrote", out)
 	return nil
 }
@@ -270,4 +276,18 @@ func saveMetrics(ctx context.Context, url, path string) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o644)
+}
+
+// copyFile writes src's bytes to dst through a temporary file beside dst,
+// renamed into place, so dst is never half written.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
 }
