@@ -33,6 +33,9 @@ type Server struct {
 	dir  string
 	args []string
 
+	flavour Flavour       // what path is (SystemRedis unless StartFlavour said)
+	version ServerVersion // from INFO server, at the last start
+
 	mu   sync.Mutex
 	proc *testproc.Process // nil when killed
 }
@@ -143,27 +146,30 @@ func (s *Server) start() error {
 	if err != nil {
 		return err
 	}
-	if err := waitReady(s.Addr(), proc.Pid(), proc.Exited()); err != nil {
+	info, err := waitReady(s.Addr(), proc.Pid(), proc.Exited())
+	if err != nil {
 		proc.Kill()
 		return fmt.Errorf("%w; log: %s", err, testproc.LogTail(filepath.Join(s.dir, "redis.log")))
 	}
 	s.mu.Lock()
 	s.proc = proc
+	s.version = versionFromInfo(info)
 	s.mu.Unlock()
 	return nil
 }
 
 // waitReady polls until the server answers with our process's pid, exits,
-// or time runs out. Checking the pid keeps a test from talking to another
-// process that took the port between FreePort and the server's bind.
-func waitReady(addr string, pid int, exited <-chan struct{}) error {
+// or time runs out, and returns the server section of its INFO. Checking
+// the pid keeps a test from talking to another process that took the port
+// between FreePort and the server's bind.
+func waitReady(addr string, pid int, exited <-chan struct{}) (map[string]string, error) {
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
 	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
-			return fmt.Errorf("redis-server on %s exited at start (port taken?)", addr)
+			return nil, fmt.Errorf("redis-server on %s exited at start (port taken?)", addr)
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -171,13 +177,13 @@ func waitReady(addr string, pid int, exited <-chan struct{}) error {
 		cancel()
 		if err == nil {
 			if got := info["Server"]["process_id"]; got != strconv.Itoa(pid) {
-				return fmt.Errorf("port of %s answered by process %s, not redis-server %d", addr, got, pid)
+				return nil, fmt.Errorf("port of %s answered by process %s, not redis-server %d", addr, got, pid)
 			}
-			return nil
+			return info["Server"], nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return errors.New("redis-server on " + addr + " did not answer PING in time")
+	return nil, errors.New("redis-server on " + addr + " did not answer PING in time")
 }
 
 func serverPath(tb testing.TB) string {
