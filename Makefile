@@ -12,9 +12,22 @@ export ZEROLOCK_REQUIRE_REDIS := 1
 test: deps vet
 	$(GO) test -race -timeout 9m ./...
 
+# Valkey 9 and Redis 8 come from Debian sid, unpacked into this cache by
+# scripts/sid-servers.sh (from the mirror in the apt sources, signatures and
+# checksums verified; nothing installed into /); the tests start them
+# through the wrappers named below, as they start redis-server.
+SID_SERVERS ?= $(CURDIR)/.cache/sid-servers
+export ZEROLOCK_VALKEY_SERVER := $(SID_SERVERS)/bin/valkey-server
+export ZEROLOCK_REDIS8_SERVER := $(SID_SERVERS)/bin/redis8-server
+
+# The sid step needs curl, gpgv and xz; dpkg and the Debian archive keyring
+# come with apt. A cached run takes a fraction of a second.
 deps:
 	@./scripts/ensure-packages.sh redis-server:redis-server redis-cli:redis-tools \
-		etcd:etcd-server /usr/share/zookeeper/bin/zkServer.sh:zookeeper curl:curl
+		etcd:etcd-server /usr/share/zookeeper/bin/zkServer.sh:zookeeper curl:curl \
+		gpgv:gpgv xz:xz-utils
+	@./scripts/sid-servers.sh $(SID_SERVERS) || { echo "make: the tests on Valkey 9 and Redis 8 need" \
+		"scripts/sid-servers.sh to succeed (its message is above)" >&2; exit 1; }
 
 vet:
 	$(GO) vet ./...
