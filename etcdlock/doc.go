@@ -35,5 +35,7 @@
 // Each Lock reports its acquires, waits, holds, renewals and losses to
 // package observe (Prometheus metrics and spans under the caller's span)
 // as backend "etcd", under the name WithName gives it: the Backend passes
-// the middleware's route or the interceptor's method.
+// the middleware's route or the interceptor's method. A waiting acquire
+// that its context's deadline ends counts as a timeout, as one whose wait
+// limit passed; one whose context is cancelled, as an error.
 package etcdlock

@@ -2,6 +2,7 @@ package etcdlock
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -37,8 +38,21 @@ func (l *Lock) AcquireWait(wait time.Duration) (bool, error) {
 func (l *Lock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
 	ctx, a := l.obs.StartAcquire(ctx, true)
 	ok, err := l.acquireWait(ctx, wait)
-	a.End(outcome(ok, err, observe.Timeout), l.fenceIf(ok), err)
+	endWait(ctx, a, ok, err, l.fenceIf(ok))
 	return ok, err
+}
+
+// endWait ends a, the observation of a waiting acquire on ctx that
+// answered ok, err, with fence the hold's fencing token. A wait that ctx's
+// deadline cut short is a timeout, as one whose wait limit passed, with no
+// error on its span: the caller chose that limit, nothing failed. A
+// cancelled ctx stays an error.
+func endWait(ctx context.Context, a observe.Acquire, ok bool, err error, fence int64) {
+	o := outcome(ok, err, observe.Timeout)
+	if err != nil && ctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded) {
+		o, err = observe.Timeout, nil
+	}
+	a.End(o, fence, err)
 }
 
 // acquireWait is AcquireWaitCtx without its observation.

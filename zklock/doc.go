@@ -62,7 +62,10 @@
 // Each Lock reports its acquires, waits, holds and losses to package
 // observe (Prometheus metrics and spans under the caller's span) as
 // backend "zookeeper", under the name WithName gives it: the Backend
-// passes the middleware's route or the interceptor's method.
+// passes the middleware's route or the interceptor's method. A waiting
+// acquire that its context's deadline ends counts as a timeout, as one
+// whose wait limit passed; one whose context is cancelled, or that
+// ZooKeeper failed, as an error.
 //
 // Connections come from github.com/go-zookeeper/zk, which logs to the
 // standard logger unless given zk.WithLogger.

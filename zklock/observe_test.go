@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	zprom "github.com/zeromicro/go-zero/core/prometheus"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -421,4 +422,80 @@ func TestObserveBackendName(t *testing.T) {
 		t.Fatalf("release: %v, %v", ok, err)
 	}
 	wantDelta(t, "acquisitions", before, counts(t, name), map[string]float64{"acquired": 1})
+}
+
+// TestObserveWaitDeadline: a waiting acquire that its context's deadline
+// ends counts as a timeout, as one whose wait limit passed, and its span
+// is not marked failed; one whose context is cancelled counts as an error.
+func TestObserveWaitDeadline(t *testing.T) {
+	name := lockName(t)
+	conn := connect(t)
+	holder := zklock.New(conn, "waited", testRoot(t), zklock.WithName(name+"-holder"), zklock.WithExpiry(time.Minute))
+	waiter := zklock.New(connect(t), "waited", testRoot(t), zklock.WithName(name), zklock.WithExpiry(time.Minute))
+	mustAcquire(t, holder)
+	t.Cleanup(func() { _, _ = holder.Release() })
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	parent, request := tp.Tracer("test").Start(context.Background(), "request")
+
+	before := counts(t, name)
+	ctx, cancel := context.WithTimeout(parent, 300*time.Millisecond)
+	defer cancel()
+	if ok, err := waiter.AcquireWaitCtx(ctx, 0); ok || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("wait on a held lock until a 300ms deadline: %v, %v; want false, DeadlineExceeded", ok, err)
+	}
+	mid := counts(t, name)
+	wantDelta(t, "acquisitions", before, mid, map[string]float64{"acquired": 0, "busy": 0, "timeout": 1, "error": 0})
+
+	ctx, cancel = context.WithCancel(parent)
+	done := make(chan error, 1)
+	go func() {
+		_, err := waiter.AcquireWaitCtx(ctx, 0)
+		done <- err
+	}()
+	eventually(t, 10*time.Second, "the waiter did not queue", func() bool { return queueLen(t, conn, holder) == 2 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait: %v; want Canceled", err)
+	}
+	wantDelta(t, "acquisitions", mid, counts(t, name), map[string]float64{"acquired": 0, "busy": 0, "timeout": 0, "error": 1})
+	request.End()
+
+	var acquires []sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == "zerolock.acquire" {
+			acquires = append(acquires, s)
+		}
+	}
+	if len(acquires) != 2 {
+		t.Fatalf("%d acquire spans; want 2", len(acquires))
+	}
+	for i, want := range []codes.Code{codes.Unset, codes.Error} {
+		if got := acquires[i].Status().Code; got != want {
+			t.Errorf("acquire span %d: status %v; want %v", i, got, want)
+		}
+	}
+}
+
+// TestObserveBackendDefaultName: a name given WithName to NewBackend
+// names the Lockers of rules without one; a rule's name wins.
+func TestObserveBackendDefaultName(t *testing.T) {
+	name := lockName(t)
+	backend := zklock.NewBackend(connect(t), testRoot(t), zklock.WithName(name+"-default"))
+	beforeDefault, beforeRule := counts(t, name+"-default"), counts(t, name+"-rule")
+	for i, lo := range []zerolock.LockerOptions{
+		{Expiry: time.Minute},
+		{Expiry: time.Minute, Name: name + "-rule"},
+	} {
+		locker := backend.NewLocker("named-"+string(rune('a'+i)), lo)
+		if ok, err := locker.AcquireCtx(context.Background()); !ok || err != nil {
+			t.Fatalf("acquire %d: %v, %v", i, ok, err)
+		}
+		if ok, err := locker.ReleaseCtx(context.Background()); !ok || err != nil {
+			t.Fatalf("release %d: %v, %v", i, ok, err)
+		}
+	}
+	wantDelta(t, "acquisitions of the backend's name", beforeDefault, counts(t, name+"-default"), map[string]float64{"acquired": 1})
+	wantDelta(t, "acquisitions of the rule's name", beforeRule, counts(t, name+"-rule"), map[string]float64{"acquired": 1})
 }
