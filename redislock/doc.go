@@ -41,7 +41,9 @@
 // that found the lock gone; and, under a recording span, a
 // "zerolock.acquire" span per acquire and loss events on Watch's span. A
 // RedLock reports as one lock (backend "redlock"), its node locks not at
-// all.
+// all. A waiting acquire that its context's deadline ends counts as a
+// timeout, as one whose wait limit passed; one whose context is cancelled,
+// as an error.
 //
 // A RedisLock is a zerolock.Locker, zerolock.Waiter, zerolock.TTLer,
 // zerolock.Watcher, zerolock.Fencer and zerolock.Refresher; StoreBackend

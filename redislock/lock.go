@@ -185,7 +185,7 @@ func (rl *RedisLock) try(ctx context.Context, px time.Duration, script bool) (bo
 	rl.state.endAcquire(seen, ok || err != nil)
 	switch {
 	case ok:
-		rl.noteAcquired(sent)
+		rl.noteAcquired(sent, px)
 	case err == nil:
 		rl.noteRefused()
 	}

@@ -360,7 +360,7 @@ func (m *MultiLock) RefreshCtx(ctx context.Context) (bool, error) {
 	if r.n != 1 {
 		return false, nil
 	}
-	m.noteAcquired(sent) // a Watch started later counts from here
+	m.noteAcquired(sent, px) // a Watch started later counts from here
 	return true, nil
 }
 

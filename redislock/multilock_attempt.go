@@ -64,7 +64,7 @@ func (m *MultiLock) try(ctx context.Context, px time.Duration) multiAttempt {
 		m.state.endAcquire(seen, !r.settled)
 		switch {
 		case r.ok:
-			m.noteAcquired(sent)
+			m.noteAcquired(sent, px)
 		case r.settled:
 			m.noteRefused()
 		}

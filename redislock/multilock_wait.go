@@ -26,7 +26,7 @@ func (m *MultiLock) AcquireWait(wait time.Duration) (bool, error) {
 func (m *MultiLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
 	ctx, a := m.obs.StartAcquire(ctx, true)
 	ok, err := m.acquireWait(ctx, wait)
-	a.End(waitOutcome(ok, err), 0, err)
+	endWait(ctx, a, ok, err, 0)
 	return ok, err
 }
 

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 	zprom "github.com/zeromicro/go-zero/core/prometheus"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	oteltrace "go.opentelemetry.io/otel/trace"
@@ -763,4 +764,165 @@ func TestObserveLostEvent(t *testing.T) {
 		}
 	}
 	t.Fatalf("request span events %v; want zerolock.lock_lost", events)
+}
+
+// TestObserveWaitDeadline: a waiting acquire that its context's deadline
+// ends counts as a timeout, as one whose wait limit passed, and its span
+// is not marked failed; one whose context is cancelled counts as an error.
+func TestObserveWaitDeadline(t *testing.T) {
+	zprom.Enable()
+	srv := redistest.Start(t)
+	client := srv.Client(t)
+	key := "zerolock-test:" + t.Name()
+	holder := redislock.NewWithClient(client, key, redislock.WithName(t.Name()+"-holder"), redislock.WithExpiry(5*time.Second))
+	waiter := redislock.NewWithClient(client, key, redislock.WithName(t.Name()), redislock.WithExpiry(5*time.Second))
+	s := mutexSeries(t.Name())
+	mustAcquire(t, holder, true)
+	parent, request, rec := recorder(t)
+
+	before := s.read(t, all...)
+	ctx, cancel := context.WithTimeout(parent, 300*time.Millisecond)
+	defer cancel()
+	if ok, err := waiter.AcquireWaitCtx(ctx, 0); ok || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("AcquireWaitCtx(300ms deadline, no limit) = %v, %v; want false, DeadlineExceeded", ok, err)
+	}
+	s.expectDeltas(t, before, zeroExcept(map[string]float64{
+		"acquisitions_total outcome=timeout": 1,
+		"wait_seconds":                       1,
+	}))
+
+	before = s.read(t, all...)
+	ctx, cancel = context.WithCancel(parent)
+	done := make(chan error, 1)
+	go func() {
+		_, err := waiter.AcquireWaitCtx(ctx, 0)
+		done <- err
+	}()
+	waitFor(t, 5*time.Second, "the waiter subscribed", func() bool {
+		return redislock.HubWaiters(client, key) == 1
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("AcquireWaitCtx(cancelled) = %v; want Canceled", err)
+	}
+	s.expectDeltas(t, before, zeroExcept(map[string]float64{
+		"acquisitions_total outcome=error": 1,
+		"wait_seconds":                     1,
+	}))
+	request.End()
+
+	var spans []sdktrace.ReadOnlySpan
+	for _, sp := range rec.Ended() {
+		if sp.Name() == "zerolock.acquire" {
+			spans = append(spans, sp)
+		}
+	}
+	if len(spans) != 2 {
+		t.Fatalf("%d acquire spans; want 2", len(spans))
+	}
+	for i, want := range []struct {
+		outcome string
+		status  codes.Code
+	}{{"timeout", codes.Unset}, {"error", codes.Error}} {
+		if got := attributes(spans[i])["zerolock.lock.outcome"]; got != want.outcome {
+			t.Errorf("span %d: outcome %v; want %s", i, got, want.outcome)
+		}
+		if got := spans[i].Status().Code; got != want.status {
+			t.Errorf("span %d (%s): status %v; want %v", i, want.outcome, got, want.status)
+		}
+	}
+}
+
+// TestObserveHoldAfterExpiry: a hold that ended without a release (it
+// expired, or the watchdog found it deleted) is not the start of the next
+// one: the instance's next acquire begins a new hold, and its release
+// reports that hold's time alone.
+func TestObserveHoldAfterExpiry(t *testing.T) {
+	zprom.Enable()
+	srv := redistest.Start(t)
+	client := srv.Client(t)
+	ctx := context.Background()
+	const gap = 300 * time.Millisecond // between the holds: what an inflated hold time would add
+	for _, tc := range []struct {
+		name string
+		end  func(t *testing.T, lock *redislock.RedisLock, key string)
+	}{
+		{"expired", func(t *testing.T, lock *redislock.RedisLock, key string) {
+			waitFor(t, 5*time.Second, "the key expired", func() bool {
+				return client.Exists(ctx, key).Val() == 0
+			})
+		}},
+		{"deleted", func(t *testing.T, lock *redislock.RedisLock, key string) {
+			lockCtx := lock.Watch(ctx, zerolock.RenewEvery(50*time.Millisecond))
+			if err := client.Del(ctx, key).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if cause := waitDone(t, lockCtx, 2*time.Second); !errors.Is(cause, zerolock.ErrLockLost) {
+				t.Fatalf("cause = %v; want ErrLockLost", cause)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "zerolock-test:" + t.Name()
+			expiry := 5 * time.Second
+			if tc.name == "expired" {
+				expiry = 100 * time.Millisecond
+			}
+			lock := redislock.NewWithClient(client, key, redislock.WithName(t.Name()),
+				redislock.WithExpiry(expiry), redislock.WithTolerance(0))
+			s := mutexSeries(t.Name())
+			before := s.read(t, all...)
+			sumBefore := holdSum(t, s)
+			mustAcquire(t, lock, true)
+			tc.end(t, lock, key)
+			time.Sleep(gap) // the time between the holds, not a synchronisation
+			start := time.Now()
+			mustAcquire(t, lock, true)
+			mustRelease(t, lock, true)
+			second := time.Since(start)
+			if held := holdSum(t, s) - sumBefore; held > second.Seconds() {
+				t.Errorf("the second hold was observed as %.3fs; it lasted under %.3fs (%v after the first began)",
+					held, second.Seconds(), gap)
+			}
+			s.expectDeltas(t, before, map[string]float64{
+				"acquisitions_total outcome=acquired": 2,
+				"hold_seconds":                        1,
+				"release_gone_total":                  0,
+			})
+		})
+	}
+}
+
+// TestObserveRenewOvertaken: a renewal still in flight when the hold's
+// validity ends (the server hung) counts as a renew failure, as on etcd,
+// besides the loss.
+func TestObserveRenewOvertaken(t *testing.T) {
+	zprom.Enable()
+	srv := redistest.Start(t)
+	// go-redis's read timeout, 3 s, is far past the validity: the renewal
+	// is still waiting when the validity ends.
+	client := srv.Client(t)
+	lock := redislock.NewWithClient(client, "zerolock-test:"+t.Name(), redislock.WithName(t.Name()),
+		redislock.WithExpiry(500*time.Millisecond), redislock.WithTolerance(0))
+	s := mutexSeries(t.Name())
+	before := s.read(t, all...)
+	mustAcquire(t, lock, true)
+	lockCtx := lock.Watch(context.Background(), zerolock.RenewEvery(100*time.Millisecond))
+	waitFor(t, 2*time.Second, "a renewal counted", func() bool {
+		return s.get(t, "renewals_total") > before["renewals_total"]
+	})
+	srv.Pause()
+	t.Cleanup(srv.Resume)
+	if cause := waitDone(t, lockCtx, 3*time.Second); !errors.Is(cause, zerolock.ErrRenewFailed) {
+		t.Fatalf("cause = %v; want ErrRenewFailed", cause)
+	}
+	renewals := s.get(t, "renewals_total") - before["renewals_total"]
+	s.expectDeltas(t, before, zeroExcept(map[string]float64{
+		"acquisitions_total outcome=acquired": 1,
+		"renewals_total":                      renewals,
+		"renew_failures_total":                1,
+		"lost_total cause=renew_failed":       1,
+	}))
+	srv.Resume()
+	_, _ = lock.ReleaseCtx(context.Background())
 }

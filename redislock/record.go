@@ -77,7 +77,7 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context) (bool, []byte, error) {
 	switch reply := reply.(type) {
 	case string:
 		if ok {
-			rl.noteAcquired(sent)
+			rl.noteAcquired(sent, px)
 			return true, nil, nil
 		}
 	case int64:

@@ -36,6 +36,7 @@ type RedLock struct {
 	mu         sync.Mutex
 	validUntil time.Time
 	heldSince  time.Time // when the hold began, for its hold time
+	goneBy     time.Time // when every node has expired the hold unless acquired again
 }
 
 // NewRedLock returns a Redlock on key over stores, which must be independent
@@ -135,9 +136,12 @@ func (rl *RedLock) acquire(ctx context.Context) (bool, error) {
 	if acquired >= quorum && validity > 0 {
 		rl.mu.Lock()
 		rl.validUntil = start.Add(px - (px/100 + 2*time.Millisecond))
-		if rl.heldSince.IsZero() {
+		if rl.heldSince.IsZero() || start.After(rl.goneBy) {
+			// Not held, or the hold expired on every node before this
+			// acquire began: a new hold, not a re-entrant one.
 			rl.heldSince = start
 		}
+		rl.goneBy = start.Add(elapsed + px) // every node had answered by then
 		rl.mu.Unlock()
 		return true, nil
 	}

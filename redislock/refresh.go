@@ -52,6 +52,6 @@ func (rl *RedisLock) RefreshCtx(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	// A Watch started later counts its validity from this refresh.
-	rl.noteAcquired(sent)
+	rl.noteAcquired(sent, px)
 	return true, nil
 }

@@ -291,7 +291,7 @@ func (l *RWLock) tryOnce(ctx context.Context, op string,
 // tryRead makes one read attempt: whether it won, the retry hint of a
 // refusal, and ErrOtherSideHeld or a store error.
 func (l *RWLock) tryRead(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
-	return l.acquire(ctx, sideRead, func() *redis.Cmd {
+	return l.acquire(ctx, sideRead, px, func() *redis.Cmd {
 		return rwRLockScript.run(ctx, l.store, l.keys, l.token, px.Milliseconds())
 	})
 }
@@ -303,7 +303,7 @@ func (l *RWLock) tryWrite(ctx context.Context, px time.Duration, waiting bool) (
 	if waiting {
 		wait = "1"
 	}
-	return l.acquire(ctx, sideWrite, func() *redis.Cmd {
+	return l.acquire(ctx, sideWrite, px, func() *redis.Cmd {
 		return rwLockScript.run(ctx, l.store, l.keys, l.token, px.Milliseconds(), wait, l.intentPX(px).Milliseconds())
 	})
 }
@@ -316,9 +316,9 @@ func (l *RWLock) intentPX(px time.Duration) time.Duration {
 	return min(px, max(2*l.waitOpts.maxBackoff, time.Second))
 }
 
-// acquire sends one acquire script for side s and records what its reply
-// says this instance holds.
-func (l *RWLock) acquire(ctx context.Context, s side, send func() *redis.Cmd) (bool, time.Duration, error) {
+// acquire sends one acquire script for side s, for an expiry of px, and
+// records what its reply says this instance holds.
+func (l *RWLock) acquire(ctx context.Context, s side, px time.Duration, send func() *redis.Cmd) (bool, time.Duration, error) {
 	sent := time.Now()
 	cmd, err := within(ctx, l.guard, send)
 	var reply any
@@ -337,7 +337,7 @@ func (l *RWLock) acquire(ctx context.Context, s side, send func() *redis.Cmd) (b
 	case 1:
 		l.fence.Store(n)
 		l.setSide(s, outcomeHeld)
-		l.noteAcquired(sent)
+		l.noteAcquired(sent, px)
 		return true, 0, nil
 	case -1:
 		l.setSide(other(s), outcomeHeld)
@@ -542,7 +542,7 @@ func (l *RWLock) RefreshCtx(ctx context.Context) (bool, error) {
 		l.setSide(s, outcomeLost)
 		return false, nil
 	}
-	l.noteAcquired(sent)
+	l.noteAcquired(sent, px)
 	return true, nil
 }
 

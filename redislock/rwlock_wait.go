@@ -26,7 +26,7 @@ func (l *RWLock) RLockWait(wait time.Duration) (bool, error) {
 func (l *RWLock) RLockWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
 	ctx, a := l.obsRead.StartAcquire(ctx, true)
 	ok, err := l.rlockWait(ctx, wait)
-	a.End(waitOutcome(ok, err), 0, err)
+	endWait(ctx, a, ok, err, 0)
 	return ok, err
 }
 
@@ -71,7 +71,7 @@ func (l *RWLock) LockWait(wait time.Duration) (bool, error) {
 func (l *RWLock) LockWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
 	ctx, a := l.obsWrite.StartAcquire(ctx, true)
 	ok, err := l.lockWait(ctx, wait)
-	a.End(waitOutcome(ok, err), l.writeFence(ok), err)
+	endWait(ctx, a, ok, err, l.writeFence(ok))
 	return ok, err
 }
 

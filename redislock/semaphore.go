@@ -242,7 +242,7 @@ func (s *Semaphore) try(ctx context.Context, px time.Duration) (bool, time.Durat
 	s.state.endAcquire(seen, ok || err != nil)
 	switch {
 	case ok:
-		s.noteAcquired(sent)
+		s.noteAcquired(sent, px)
 	case err == nil:
 		s.noteRefused()
 	}
@@ -343,7 +343,7 @@ func (s *Semaphore) RefreshCtx(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	// A Watch started later counts its validity from this refresh.
-	s.noteAcquired(sent)
+	s.noteAcquired(sent, px)
 	return true, nil
 }
 

@@ -25,7 +25,7 @@ func (s *Semaphore) AcquireWait(wait time.Duration) (bool, error) {
 func (s *Semaphore) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
 	ctx, a := s.obs.StartAcquire(ctx, true)
 	ok, err := s.acquireWait(ctx, wait)
-	a.End(waitOutcome(ok, err), 0, err)
+	endWait(ctx, a, ok, err, 0)
 	return ok, err
 }
 

@@ -51,7 +51,7 @@ func (rl *RedisLock) AcquireWait(wait time.Duration) (bool, error) {
 func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
 	ctx, a := rl.obs.StartAcquire(ctx, true)
 	ok, err := rl.acquireWait(ctx, wait)
-	a.End(waitOutcome(ok, err), rl.heldFence(ok), err)
+	endWait(ctx, a, ok, err, rl.heldFence(ok))
 	return ok, err
 }
 

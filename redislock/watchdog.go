@@ -12,14 +12,19 @@ import (
 )
 
 // A keeper is the watchdog bookkeeping of one hold: when the latest
-// successful acquire (or renewal) was sent, when the hold began, and the
-// running watchdog. Every primitive of the package embeds one and tells it
-// how to renew.
+// successful acquire (or renewal) was sent, when the hold began, by when
+// Redis has certainly expired it, and the running watchdog. Every
+// primitive of the package embeds one and tells it how to renew.
 type keeper struct {
 	mu         sync.Mutex
 	acquiredAt time.Time // when the latest successful acquire was sent
 	heldSince  time.Time // when the hold began, for its hold time; zero when not held
-	dog        *watchdog
+	// goneBy is when the hold is gone unless renewed meanwhile: the latest
+	// answer to a successful acquire, refresh or renewal plus the expiry
+	// it set (Redis counts it from the moment it ran the command, which is
+	// no later). Zero once the watchdog found the hold lost.
+	goneBy time.Time
+	dog    *watchdog
 }
 
 // renewFunc renews a hold for px once: renewed (1), gone (-1: the key or
@@ -37,24 +42,63 @@ const (
 
 // watchdog renews one held lock until stopped.
 type watchdog struct {
+	k      *keeper // the hold's, told of renewals and of the loss
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	obs    observe.Watch
 	over   atomic.Bool // a loss or a stop has ended it: one loss is recorded at most
+
+	// renewing is set while a renewal is in flight. The renewal's answer
+	// or the end of the hold's validity, whichever takes it first, decides
+	// whether it counts as a failure, so it counts once, before the
+	// watched context is cancelled.
+	renewMu  sync.Mutex
+	renewing bool
 }
 
-// noteAcquired records when the acquire that succeeded was sent: the
-// watchdog counts the hold's validity from there, and the hold time from
-// the first of a hold's acquires.
-func (k *keeper) noteAcquired(sent time.Time) {
+// errRenewLate is the renew failure of a renewal still unanswered when the
+// hold's validity ended.
+var errRenewLate = fmt.Errorf("redislock: the renewal was unanswered when the hold's validity ended: %w",
+	context.DeadlineExceeded)
+
+// noteAcquired records that an acquire (or refresh) sent at sent, setting
+// an expiry of px, succeeded: the watchdog counts the hold's validity from
+// sent, and the hold time from the first acquire of the hold. An acquire
+// sent after the previous hold was gone (it expired without a release, or
+// the watchdog found it lost) took the lock afresh, not re-entrantly, so
+// a new hold begins with it.
+func (k *keeper) noteAcquired(sent time.Time, px time.Duration) {
+	goneBy := time.Now().Add(px)
 	k.mu.Lock()
 	if sent.After(k.acquiredAt) {
 		k.acquiredAt = sent
 	}
-	if k.heldSince.IsZero() {
+	if k.heldSince.IsZero() || sent.After(k.goneBy) {
 		k.heldSince = sent
 	}
+	if goneBy.After(k.goneBy) {
+		k.goneBy = goneBy
+	}
+	k.mu.Unlock()
+}
+
+// noteRenewed records a renewal answered now that set an expiry of px.
+func (k *keeper) noteRenewed(px time.Duration) {
+	goneBy := time.Now().Add(px)
+	k.mu.Lock()
+	if goneBy.After(k.goneBy) {
+		k.goneBy = goneBy
+	}
+	k.mu.Unlock()
+}
+
+// noteLost records that the watchdog found the hold lost: the next
+// acquire that succeeds begins a new hold. The hold's start stays, for the
+// release that will find it gone.
+func (k *keeper) noteLost() {
+	k.mu.Lock()
+	k.goneBy = time.Time{}
 	k.mu.Unlock()
 }
 
@@ -71,6 +115,7 @@ func (k *keeper) forget() {
 	k.mu.Lock()
 	k.acquiredAt = time.Time{}
 	k.heldSince = time.Time{}
+	k.goneBy = time.Time{}
 	k.mu.Unlock()
 }
 
@@ -147,7 +192,7 @@ func (k *keeper) watch(ctx context.Context, px time.Duration, err error, renew r
 		o.RenewEvery = px / 3 // a renewal must come well before the validity ends
 	}
 	lockCtx, cancel := context.WithCancelCause(ctx)
-	dog := &watchdog{ctx: lockCtx, cancel: cancel, done: make(chan struct{}), obs: in.StartWatch(ctx)}
+	dog := &watchdog{k: k, ctx: lockCtx, cancel: cancel, done: make(chan struct{}), obs: in.StartWatch(ctx)}
 	k.dog = dog
 	go dog.run(renew, o, k.acquiredAt, px)
 	return lockCtx
@@ -178,9 +223,7 @@ func (dog *watchdog) run(renew renewFunc, o zerolock.WatchSettings, acquired tim
 	// The expiry signal has its own timer, so it fires on time even while a
 	// renewal is stuck on a hung server (go-redis reads past a context's
 	// deadline unless ContextTimeoutEnabled is set).
-	expiry := time.AfterFunc(time.Until(validUntil), func() {
-		dog.lose(zerolock.ErrRenewFailed, observe.RenewFailed)
-	})
+	expiry := time.AfterFunc(time.Until(validUntil), dog.expire)
 	defer expiry.Stop()
 	var maxHold <-chan time.Time
 	if o.MaxHold > 0 {
@@ -205,14 +248,15 @@ func (dog *watchdog) run(renew renewFunc, o zerolock.WatchSettings, acquired tim
 		sent := time.Now()
 		// A renewal may take at most until the lock's validity ends.
 		ctx, cancel := context.WithDeadline(dog.ctx, validUntil)
+		dog.setRenewing(true)
 		reply, err := renew(ctx, px)
 		cancel()
+		dog.answered(err)
 		switch {
 		case dog.ctx.Err() != nil:
 			return
 		case err != nil:
 			// Try again next tick; the expiry timer guards the rest.
-			dog.obs.RenewFailed(err)
 		case reply == gone:
 			dog.lose(zerolock.ErrLockLost, observe.Deleted)
 			return
@@ -221,6 +265,7 @@ func (dog *watchdog) run(renew renewFunc, o zerolock.WatchSettings, acquired tim
 			return
 		default:
 			dog.obs.Renewed()
+			dog.k.noteRenewed(px)
 			validUntil = sent.Add(px - margin)
 			expiry.Reset(time.Until(validUntil))
 		}
@@ -228,15 +273,56 @@ func (dog *watchdog) run(renew renewFunc, o zerolock.WatchSettings, acquired tim
 	}
 }
 
-// lose records the loss, why, unless the watch had already ended (a stop,
-// the parent's end, or another loss first), and cancels the watched
+// setRenewing records whether a renewal is in flight.
+func (dog *watchdog) setRenewing(on bool) {
+	dog.renewMu.Lock()
+	dog.renewing = on
+	dog.renewMu.Unlock()
+}
+
+// answered records the answer to the renewal in flight: a failure, err,
+// counts unless the end of the validity took the renewal first (expire
+// counted it) or the watch had already ended.
+func (dog *watchdog) answered(err error) {
+	dog.renewMu.Lock()
+	defer dog.renewMu.Unlock()
+	if dog.renewing && err != nil && dog.ctx.Err() == nil {
+		dog.obs.RenewFailed(err)
+	}
+	dog.renewing = false
+}
+
+// expire ends the watch when the hold's validity ended with no renewal
+// answered in time (zerolock.ErrRenewFailed): a renewal still in flight
+// counts as a failure, as etcdlock counts it, then the loss.
+func (dog *watchdog) expire() {
+	dog.renewMu.Lock()
+	late := dog.renewing
+	dog.renewing = false
+	dog.renewMu.Unlock()
+	dog.end(zerolock.ErrRenewFailed, func() {
+		if late {
+			dog.obs.RenewFailed(errRenewLate)
+		}
+		dog.obs.Lost(observe.RenewFailed)
+	})
+}
+
+// lose ends the watch on the loss of the hold, why.
+func (dog *watchdog) lose(cause error, why observe.Cause) {
+	dog.end(cause, func() { dog.obs.Lost(why) })
+}
+
+// end records the loss with record, unless the watch had already ended (a
+// stop, the parent's end, or another loss first), and cancels the watched
 // context with cause. It records first: the work under the lock, and the
 // span Watch was called under, are still running until the cancel tells
 // them, so the event lands on a span that has not ended, and a test that
 // sees the context end sees the count.
-func (dog *watchdog) lose(cause error, why observe.Cause) {
+func (dog *watchdog) end(cause error, record func()) {
 	if dog.over.CompareAndSwap(false, true) && dog.ctx.Err() == nil {
-		dog.obs.Lost(why)
+		dog.k.noteLost()
+		record()
 	}
 	dog.cancel(cause)
 }
