@@ -29,8 +29,8 @@ type Outcome string
 const (
 	Acquired Outcome = "acquired" // the lock is held
 	Busy     Outcome = "busy"     // another holder has it (a try)
-	Timeout  Outcome = "timeout"  // a waiting acquire's limit passed
-	Error    Outcome = "error"    // the lock service failed, or the context ended
+	Timeout  Outcome = "timeout"  // a waiting acquire's limit, or its context's deadline, passed
+	Error    Outcome = "error"    // the lock service failed, or the context was cancelled
 )
 
 // Cause is why a watched lock was lost.
