@@ -34,11 +34,14 @@ type RedisLock struct {
 	obs         *observe.Instruments // nil for a RedLock's node locks: the RedLock reports
 
 	// Arguments built once, so that a lock cycle does not allocate them.
-	tokenArg    any      // the token, boxed for SET
-	keys        []string // {key}
-	fenceKeys   []string // {key, fencing counter}
-	channel     string   // where releases are announced
-	releaseArgs []any    // {token, channel}, or {token} WithoutWakeups
+	tokenArg    any            // the token, boxed for SET
+	keys        []string       // {key}
+	fenceKeys   []string       // {key, fencing counter}
+	channel     string         // where releases are announced
+	releaseKeys []string       // {key, waiter flag}, or {key} WithoutWakeups
+	releaseArgs []any          // {token, channel}, or {token} WithoutWakeups
+	flagPX      int64          // how long a waiting acquire's flag lives, in ms
+	native      *nativeRelease // the store's compare-and-delete, WithoutWakeups
 
 	expiry atomic.Int64 // time.Duration
 	fence  atomic.Int64 // fencing token of the current hold
@@ -90,12 +93,19 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 		acksTimeout: o.acksTimeout,
 		setGet:      o.setGet,
 		tokenArg:    token,
-		keys:        []string{key},
 		channel:     releaseChannel(key),
+		flagPX:      waiterFlagTTL(o.wait).Milliseconds(),
 	}
 	rl.releaseArgs = []any{token, rl.channel}
 	if o.quietRelease {
+		rl.keys = []string{key}
+		rl.releaseKeys = rl.keys
 		rl.releaseArgs = rl.releaseArgs[:1:1] // no channel: see release.lua
+		rl.native = nativeReleaseFor(store)
+	} else {
+		// One array: the release declares the waiter flag it looks at.
+		rl.releaseKeys = []string{key, waiterFlag(key)}
+		rl.keys = rl.releaseKeys[:1:1]
 	}
 	if rl.setGet == nil {
 		rl.setGet = new(setGetSupport)
@@ -168,15 +178,17 @@ func (rl *RedisLock) acquire(ctx context.Context) (bool, error) {
 }
 
 // try makes one acquire attempt, keeping the bookkeeping of which path the
-// next one may take. script forces the re-entrant script, whose refusal
-// carries the holder's remaining time (waiters sleep no longer than it);
-// otherwise an instance that cannot hold the key uses SET NX PX, sent once
-// (go-redis), or SET NX PX GET (stores that resend).
-func (rl *RedisLock) try(ctx context.Context, px time.Duration, script bool) (bool, time.Duration, error) {
+// next one may take. waiting (a waiting acquire's try, made after it
+// subscribed to the release channel) forces the re-entrant script, whose
+// refusal carries the holder's remaining time (waiters sleep no longer
+// than it) and sets the key's waiter flag, so that the holder's release
+// announces itself; otherwise an instance that cannot hold the key uses
+// SET NX PX, sent once (go-redis), or SET NX PX GET (stores that resend).
+func (rl *RedisLock) try(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
 	sent := time.Now()
 	reentrant, seen := rl.state.beginAcquire()
 	r, err := within(ctx, rl.guard, func() attempt {
-		return rl.attempt(ctx, px, script || reentrant, seen)
+		return rl.attempt(ctx, px, waiting || reentrant, waiting, seen)
 	})
 	if err == nil {
 		err = r.err
@@ -199,21 +211,22 @@ type attempt struct {
 	err       error
 }
 
-// attempt sends one acquire by the path the lock's state allows; seen is
+// attempt sends one acquire by the path the lock's state allows (script
+// forces the re-entrant script, waiting also sets the waiter flag); seen is
 // the hold state's count when it began.
-func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script bool, seen uint64) attempt {
+func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, waiting bool, seen uint64) attempt {
 	var r attempt
 	switch {
 	case rl.acks > 0:
-		r.ok, r.err = rl.acquireReplicated(ctx, px)
+		r.ok, r.err = rl.acquireReplicated(ctx, px, waiting)
 	case script || rl.fencing || rl.setGet.refused.Load():
-		r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px)
+		r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, waiting)
 	case rl.proc != nil:
 		r.ok, r.err = rl.setNXOnce(ctx, px)
 		if r.err == nil && !r.ok && rl.state.overlapped(seen) {
 			// Another acquire on this instance ran meanwhile and may have
 			// written our own token, which SET NX cannot recognise.
-			r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px)
+			r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, false)
 		}
 	default:
 		var mine, refused bool
@@ -222,7 +235,7 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script bool,
 			// Our own token: a retried send or an overlapping acquire on
 			// this instance set it. The script refreshes its expiry, as a
 			// re-entrant acquire does.
-			r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px)
+			r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, false)
 		}
 	}
 	return r
@@ -230,13 +243,18 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script bool,
 
 // acquireScript runs the re-entrant acquire (minting a fencing token when
 // fencing is on). When the lock is held by another, it reports the
-// holder's remaining time, which a waiter sleeps no longer than.
-func (rl *RedisLock) acquireScript(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
-	var cmd *redis.Cmd
+// holder's remaining time, which a waiter sleeps no longer than, and a
+// waiting acquire's refusal sets the waiter flag.
+func (rl *RedisLock) acquireScript(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
+	s, keys := acquireScript, rl.keys
 	if rl.fencing {
-		cmd = fenceScript.run(ctx, rl.store, rl.fenceKeys, rl.token, px.Milliseconds())
+		s, keys = fenceScript, rl.fenceKeys
+	}
+	var cmd *redis.Cmd
+	if waiting {
+		cmd = s.run(ctx, rl.store, rl.waitingKeys(), rl.token, px.Milliseconds(), rl.flagPX)
 	} else {
-		cmd = acquireScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds())
+		cmd = s.run(ctx, rl.store, keys, rl.token, px.Milliseconds())
 	}
 	reply, err := cmd.Result()
 	if err != nil {
@@ -312,12 +330,14 @@ func (rl *RedisLock) Release() (bool, error) {
 
 // ReleaseCtx deletes the lock's key if, and only if, it still holds this
 // instance's token, stops its watchdog, and wakes the waiters of other
-// instances (unless WithoutWakeups). It reports false, with a nil error,
-// when the lock was not held (never taken, expired, or taken by another
-// holder since). On go-zero's store it may also answer false when go-zero's
-// client resent a release whose first reply was lost (on go-redis the
-// release is sent once, and a lost reply is an error): true or false, the
-// lock is not this instance's afterwards.
+// instances when one is waiting (unless WithoutWakeups: then, on a server
+// with a compare-and-delete command, Valkey 9's DELIFEQ or Redis 8.4's
+// DELEX IFEQ, it sends that command instead of a script). It reports
+// false, with a nil error, when the lock was not held (never taken,
+// expired, or taken by another holder since). On go-zero's store it may
+// also answer false when go-zero's client resent a release whose first
+// reply was lost (on go-redis the release is sent once, and a lost reply
+// is an error): true or false, the lock is not this instance's afterwards.
 //
 // It returns a wrapped store error when Redis cannot answer;
 // errors.Is(err, ctx.Err()) holds when the context ended; with
@@ -344,7 +364,7 @@ func (rl *RedisLock) release(ctx context.Context) (bool, error) {
 	}
 	seen := rl.state.beginRelease()
 	cmd, err := within(ctx, rl.guard, func() *redis.Cmd {
-		return releaseScript.runOnce(ctx, rl.store, rl.proc, rl.keys, rl.releaseArgs...)
+		return rl.sendRelease(ctx)
 	})
 	var reply any
 	if err == nil {

@@ -251,7 +251,7 @@ func (m *MultiLock) acquire(ctx context.Context) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, m.wrap(ctx, "acquire", err)
 	}
-	r := m.try(ctx, px)
+	r := m.try(ctx, px, false)
 	if r.err != nil {
 		return false, m.wrap(ctx, "acquire", r.err)
 	}

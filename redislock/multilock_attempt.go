@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // A turn lets one acquire attempt or release of a MultiLock run at a time.
@@ -49,10 +51,11 @@ type multiAttempt struct {
 }
 
 // try makes one acquire attempt in the instance's turn, keeping the
-// bookkeeping of the hold. When WithDeadlineGuard returns at ctx's end, the
-// attempt finishes in the background, still in its turn, and records its
-// own outcome.
-func (m *MultiLock) try(ctx context.Context, px time.Duration) multiAttempt {
+// bookkeeping of the hold; waiting (a waiting acquire's try, made after it
+// subscribed) sets the refusing key's waiter flag. When WithDeadlineGuard
+// returns at ctx's end, the attempt finishes in the background, still in
+// its turn, and records its own outcome.
+func (m *MultiLock) try(ctx context.Context, px time.Duration, waiting bool) multiAttempt {
 	r, err := within(ctx, m.guard, func() multiAttempt {
 		if err := m.turn.take(ctx); err != nil {
 			return multiAttempt{err: err}
@@ -60,7 +63,7 @@ func (m *MultiLock) try(ctx context.Context, px time.Duration) multiAttempt {
 		defer m.turn.give()
 		sent := time.Now()
 		reentrant, seen := m.state.beginAcquire()
-		r := m.attempt(ctx, px, reentrant)
+		r := m.attempt(ctx, px, reentrant, waiting)
 		m.state.endAcquire(seen, !r.settled)
 		switch {
 		case r.ok:
@@ -77,7 +80,8 @@ func (m *MultiLock) try(ctx context.Context, px time.Duration) multiAttempt {
 }
 
 // attempt takes the groups in order; reentrant reports that the instance
-// may have held keys of the lock before it (see holdState).
+// may have held keys of the lock before it (see holdState), waiting that
+// a refusal sets the refusing key's waiter flag.
 //
 // A refusal, or a key of another type, is a known outcome: the lock is not
 // held, and the attempt gives back every key of it this instance may hold,
@@ -90,10 +94,21 @@ func (m *MultiLock) try(ctx context.Context, px time.Duration) multiAttempt {
 // reported taken fresh, and the failed group when the instance held
 // nothing before. Keys the instance held before are left alone, as
 // RedisLock leaves its key after a failed re-entrant acquire.
-func (m *MultiLock) attempt(ctx context.Context, px time.Duration, reentrant bool) multiAttempt {
+func (m *MultiLock) attempt(ctx context.Context, px time.Duration, reentrant, waiting bool) multiAttempt {
 	var fresh []keyGroup // what the earlier groups took fresh, when reentrant
 	for i, g := range m.groups {
-		reply, err := multiAcquireScript.run(ctx, m.store, g.keys, m.token, px.Milliseconds()).Result()
+		var cmd *redis.Cmd
+		if waiting {
+			keys := append(g.keys[:len(g.keys):len(g.keys)], make([]string, len(g.keys))...)
+			for j, k := range g.keys {
+				keys[len(g.keys)+j] = waiterFlag(k)
+			}
+			cmd = multiAcquireScript.run(ctx, m.store, keys, m.token, px.Milliseconds(),
+				waiterFlagTTL(m.waitOpts).Milliseconds())
+		} else {
+			cmd = multiAcquireScript.run(ctx, m.store, g.keys, m.token, px.Milliseconds())
+		}
+		reply, err := cmd.Result()
 		var (
 			r     multiAttempt
 			taken keyGroup

@@ -39,7 +39,7 @@ func (m *MultiLock) acquireWait(ctx context.Context, wait time.Duration) (bool, 
 	if err := ctx.Err(); err != nil {
 		return false, m.wrap(ctx, "acquire", err)
 	}
-	r := m.try(ctx, px)
+	r := m.try(ctx, px, false)
 	switch {
 	case r.err != nil:
 		return false, m.wrap(ctx, "acquire", r.err)
@@ -57,7 +57,7 @@ func (m *MultiLock) acquireWait(ctx context.Context, wait time.Duration) (bool, 
 		if err != nil {
 			return false, 0, err
 		}
-		r := m.try(ctx, px)
+		r := m.try(ctx, px, true)
 		if r.err == nil && !r.ok {
 			refused = r.refused
 		}

@@ -46,13 +46,17 @@ func WithTolerance(tolerance time.Duration) Option {
 }
 
 // WithoutWakeups makes Release skip announcing itself to the waiters of
-// other instances. Redis then spends on a release what the bare
-// compare-and-delete costs (the announcement is about 2 µs of Redis CPU on
-// a ~7 µs release, see docs/BENCHMARKS.md), and a waiter in another
-// instance notices the release only at its next back-off retry instead of
-// at once. Set it where nobody waits on the key: try-lock uses such as
-// duplicate-submission guards (the middleware and the interceptor set it
-// on the locks they make from a store).
+// other instances, and a waiter in another instance then notices the
+// release only at its next back-off retry instead of at once. Without it,
+// a release announces itself only while a waiter is waiting (a waiting
+// acquire's refused try flags the key), so a lock nobody waits for costs
+// Redis little more either way: the release script checks the flag. With
+// it, a release is the bare compare-and-delete: Valkey 9's DELIFEQ (or
+// Redis 8.4's DELEX IFEQ) where the server has it, which spares Redis the
+// script (see docs/BENCHMARKS.md), and the script elsewhere. Set it where
+// nobody waits on the key: try-lock uses such as duplicate-submission
+// guards (the middleware and the interceptor set it on the locks they
+// make from a store).
 func WithoutWakeups() Option {
 	return func(o *options) {
 		o.quietRelease = true

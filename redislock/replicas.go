@@ -75,8 +75,9 @@ func (p goZeroPipeliner) Pipelined(ctx context.Context, fn func(redis.Pipeliner)
 }
 
 // acquireReplicated runs the re-entrant acquire and WAIT in one pipeline and
-// releases again when too few replicas acknowledged.
-func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration) (bool, error) {
+// releases again when too few replicas acknowledged. A waiting acquire's
+// refusal sets the waiter flag, as acquireScript's does.
+func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration, waiting bool) (bool, error) {
 	conn, err := rl.connFor(ctx)
 	if err != nil {
 		return false, err
@@ -86,10 +87,14 @@ func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration) (b
 		wait    *redis.Cmd
 	)
 	_, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+		src, keys := acquireSource, rl.keys
 		if rl.fencing {
-			acquire = p.Eval(ctx, fenceSource, rl.fenceKeys, rl.token, px.Milliseconds())
+			src, keys = fenceSource, rl.fenceKeys
+		}
+		if waiting {
+			acquire = p.Eval(ctx, src, rl.waitingKeys(), rl.token, px.Milliseconds(), rl.flagPX)
 		} else {
-			acquire = p.Eval(ctx, acquireSource, rl.keys, rl.token, px.Milliseconds())
+			acquire = p.Eval(ctx, src, keys, rl.token, px.Milliseconds())
 		}
 		wait = p.Do(ctx, "wait", rl.acks, rl.acksTimeout.Milliseconds())
 		return nil

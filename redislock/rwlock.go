@@ -212,7 +212,7 @@ func (l *RWLock) RLockCtx(ctx context.Context) (bool, error) {
 // rlock is RLockCtx unobserved: the first try of a waiting one.
 func (l *RWLock) rlock(ctx context.Context) (bool, error) {
 	ok, _, err := l.tryOnce(ctx, "rlock", func(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
-		return l.tryRead(ctx, px)
+		return l.tryRead(ctx, px, false)
 	})
 	return ok, err
 }
@@ -289,23 +289,38 @@ func (l *RWLock) tryOnce(ctx context.Context, op string,
 }
 
 // tryRead makes one read attempt: whether it won, the retry hint of a
-// refusal, and ErrOtherSideHeld or a store error.
-func (l *RWLock) tryRead(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
+// refusal, and ErrOtherSideHeld or a store error. A waiting reader refused
+// by a writer sets the key's waiter flag (for a RedisLock holding the key:
+// see waiters.go).
+func (l *RWLock) tryRead(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
 	return l.acquire(ctx, sideRead, px, func() *redis.Cmd {
+		if waiting {
+			return rwRLockScript.run(ctx, l.store, l.waitingKeys(), l.token, px.Milliseconds(),
+				waiterFlagTTL(l.waitOpts).Milliseconds())
+		}
 		return rwRLockScript.run(ctx, l.store, l.keys, l.token, px.Milliseconds())
 	})
 }
 
 // tryWrite makes one write attempt; a waiting writer leaves its intent,
-// for intentPX, when refused.
+// for intentPX, when refused, and sets the key's waiter flag when a writer
+// refused it.
 func (l *RWLock) tryWrite(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
-	wait := "0"
-	if waiting {
-		wait = "1"
+	if !waiting {
+		return l.acquire(ctx, sideWrite, px, func() *redis.Cmd {
+			return rwLockScript.run(ctx, l.store, l.keys, l.token, px.Milliseconds(), "0", l.intentPX(px).Milliseconds())
+		})
 	}
 	return l.acquire(ctx, sideWrite, px, func() *redis.Cmd {
-		return rwLockScript.run(ctx, l.store, l.keys, l.token, px.Milliseconds(), wait, l.intentPX(px).Milliseconds())
+		return rwLockScript.run(ctx, l.store, l.waitingKeys(), l.token, px.Milliseconds(), "1",
+			l.intentPX(px).Milliseconds(), waiterFlagTTL(l.waitOpts).Milliseconds())
 	})
+}
+
+// waitingKeys are the keys of a waiting try: the lock's, then the key's
+// waiter flag.
+func (l *RWLock) waitingKeys() []string {
+	return append(l.keys[:len(l.keys):len(l.keys)], waiterFlag(l.key))
 }
 
 // intentPX is how long a waiting writer's intent lives unless its next try

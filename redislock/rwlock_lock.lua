@@ -3,10 +3,16 @@
 -- fencing token WithFencing; refresh it when this token holds it already.
 -- A waiting writer (ARGV[3] = "1") that is refused leaves an intent, which
 -- stops new readers until it gets the key or gives up.
+-- A waiting writer refused by a writer also sets the key's waiter flag,
+-- which a RedisLock holding the key checks before it announces its release
+-- (release.lua, acquire.lua): the flag is the last key, when ARGV[5] gives
+-- its expiry.
 -- KEYS[1]: the lock key. KEYS[2]: the readers' set. KEYS[3]: the intent.
--- KEYS[4], WithFencing only: the fencing counter.
+-- KEYS[4], WithFencing only: the fencing counter. Last, when ARGV[5]: the
+-- waiter flag.
 -- ARGV[1]: the token. ARGV[2]: the expiry in ms. ARGV[3]: "1" to wait.
--- ARGV[4]: the intent's expiry in ms (when waiting).
+-- ARGV[4]: the intent's expiry in ms (when waiting). ARGV[5]: the waiter
+-- flag's expiry in ms (when waiting).
 -- Returns {1, fence (0 without KEYS[4])} when this token holds the key
 -- afterwards, {0, ms} when refused (ms: the writer's PTTL or when the
 -- earliest share expires), {-1, 0} when this token holds a read share,
@@ -20,8 +26,15 @@ local function misfit(key, want)
         return "WRONGTYPE " .. kind .. " " .. key
     end
 end
+local counter, flag = KEYS[4], nil
+if ARGV[5] then
+    flag = KEYS[#KEYS]
+    if #KEYS == 4 then
+        counter = nil
+    end
+end
 local wrong = misfit(KEYS[1], "string") or misfit(KEYS[2], "zset") or misfit(KEYS[3], "string")
-    or (KEYS[4] and misfit(KEYS[4], "string"))
+    or (counter and misfit(counter, "string"))
 if wrong then
     return wrong
 end
@@ -38,14 +51,17 @@ if writer == ARGV[1] then
         redis.call("DEL", KEYS[3])
     end
     local fence = 0
-    if KEYS[4] then
-        fence = tonumber(redis.call("GET", KEYS[4]) or "0")
+    if counter then
+        fence = tonumber(redis.call("GET", counter) or "0")
     end
     return {1, fence}
 end
 local busy
 if writer then
     busy = redis.call("PTTL", KEYS[1])
+    if flag and redis.call("PTTL", flag) < tonumber(ARGV[5]) then
+        redis.call("SET", flag, "1", "PX", ARGV[5])
+    end
 else
     local first = redis.call("ZRANGE", KEYS[2], 0, 0, "WITHSCORES")
     if first[2] then
@@ -65,7 +81,7 @@ redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 if redis.call("GET", KEYS[3]) == ARGV[1] then
     redis.call("DEL", KEYS[3])
 end
-if KEYS[4] then
-    return {1, redis.call("INCR", KEYS[4])}
+if counter then
+    return {1, redis.call("INCR", counter)}
 end
 return {1, 0}

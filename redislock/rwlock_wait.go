@@ -41,7 +41,7 @@ func (l *RWLock) rlockWait(ctx context.Context, wait time.Duration) (bool, error
 		if err != nil {
 			return false, 0, err
 		}
-		return l.tryRead(ctx, px)
+		return l.tryRead(ctx, px, true)
 	})
 }
 

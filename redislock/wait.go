@@ -46,8 +46,11 @@ func (rl *RedisLock) AcquireWait(wait time.Duration) (bool, error) {
 // A waiter does not poll: it subscribes to the lock's release channel
 // (one subscription per process and key, shared by all its waiters, made
 // before the try it follows so no release is missed) and tries again when
-// the holder releases. A jittered back-off, never longer than the holder's
-// remaining time, covers lost notifications and locks left to expire.
+// the holder releases: each refused try flags the key as waited on, in the
+// same script, and a release announces itself only while the key is
+// flagged, so releases nobody waits for cost no announcement. A jittered
+// back-off, never longer than the holder's remaining time, covers lost
+// notifications and locks left to expire.
 func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
 	ctx, a := rl.obs.StartAcquire(ctx, true)
 	ok, err := rl.acquireWait(ctx, wait)

@@ -12,7 +12,7 @@ import (
 // breaks them on command. Create it with Start.
 type Proxy struct {
 	listener net.Listener
-	target   string
+	target   string       // guarded by mu
 	latency  atomic.Int64 // time.Duration added before each client->server write
 
 	mu    sync.Mutex
@@ -84,6 +84,16 @@ func (p *Proxy) Heal() {
 	p.cut = false
 }
 
+// Retarget sends new connections to target from now on and closes the open
+// ones, as a failover to another server looks to a client: it reconnects,
+// and finds the other server where the old one was.
+func (p *Proxy) Retarget(target string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.target = target
+	p.closeConns()
+}
+
 // Close stops accepting, closes every connection and waits for the
 // copying goroutines to end. Start registers it with the test's Cleanup;
 // calling it again does nothing more.
@@ -108,18 +118,18 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.mu.Lock()
-		cut := p.cut
+		cut, target := p.cut, p.target
 		p.mu.Unlock()
 		if cut {
 			_ = client.Close()
 			continue
 		}
-		server, err := net.Dial("tcp", p.target)
+		server, err := net.Dial("tcp", target)
 		if err != nil {
 			_ = client.Close()
 			continue
 		}
-		if !p.track(client, server) {
+		if !p.track(target, client, server) {
 			continue
 		}
 		p.wg.Add(2)
@@ -128,19 +138,20 @@ func (p *Proxy) accept() {
 	}
 }
 
-// track registers connections for Reset, Cut and Close; it closes them and
-// reports false when a Cut came first.
-func (p *Proxy) track(conns ...net.Conn) bool {
+// track registers connections to target for Reset, Cut and Close; it
+// closes them and reports false when a Cut or a Retarget came first.
+func (p *Proxy) track(target string, conns ...net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	gone := p.cut || p.target != target
 	for _, c := range conns {
-		if p.cut {
+		if gone {
 			_ = c.Close()
 			continue
 		}
 		p.conns[c] = struct{}{}
 	}
-	return !p.cut
+	return !gone
 }
 
 // pipe copies from src to dst, delaying each chunk by the latency when
