@@ -26,8 +26,9 @@ type cycler interface {
 
 // clients are the connections the contenders share.
 type clients struct {
-	redis  *redis.Client
-	gozero *zredis.Redis
+	redis   *redis.Client
+	gozero  *zredis.Redis
+	luaOnly *redis.Client // the Valkey scenarios' ACL user without DELIFEQ
 }
 
 // A cycleContender makes one cycler per goroutine, on key.

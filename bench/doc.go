@@ -2,7 +2,10 @@
 // github.com/bsm/redislock, github.com/go-redsync/redsync/v4) and with the
 // raw floor of any Redis lock (SET NX PX, then an EVALSHA compare-and-delete
 // on the same go-redis client), against one redis-server it starts on a
-// loopback port (or -addr). Every contender runs in the same process, in
+// loopback port (or -addr); and, on a Valkey 9 server it starts through the
+// wrapper scripts/sid-servers.sh writes (make deps), the release by DELIFEQ
+// against the script (its rows are skipped, with the reason in the report,
+// when there is no such server). Every contender runs in the same process, in
 // turn, over several interleaved rounds, so a ratio holds even when the
 // machine's speed drifts. It writes docs/BENCHMARKS.md and its chart.
 //

@@ -85,6 +85,14 @@ func run(addr string, rounds int, d time.Duration, out string) error {
 	// scenarios differ only in observe's switches.
 	zprom.Enable()
 	rep := newReport(admin, rounds, d)
+	vb, err := startValkey()
+	if err != nil {
+		rep.valkey = "none, its rows skipped: " + err.Error()
+		fmt.Fprintf(os.Stderr, "bench: no Valkey 9 server, the Valkey rows are skipped: %v\n", err)
+	} else {
+		defer vb.stop()
+		rep.valkey = vb.version
+	}
 	// Every contender's order turns by one each round, and every scenario
 	// starts with an unrecorded warm-up, so no contender always runs first
 	// into a cold connection pool.
@@ -126,6 +134,9 @@ func run(addr string, rounds int, d time.Duration, out string) error {
 				fmt.Fprintf(os.Stderr, "round %d  %-34s %-26s %9.0f op/s  %5.1f µs/op in Redis  %d errors\n",
 					r+1, sc.name, c.name, s.ops, s.usecOp, s.errors)
 			}
+		}
+		if vb != nil {
+			runValkey(vb, rep, r, d)
 		}
 		runObservability(cl, admin, rep, r, d)
 		runPrimitives(cl, rep, r, d)

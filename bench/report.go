@@ -26,6 +26,7 @@ type report struct {
 	admin   *redis.Client
 	rounds  int
 	runTime time.Duration
+	valkey  string                         // the Valkey scenarios' server, or why they were skipped
 	order   []string                       // scenarios in order
 	names   map[string][]string            // scenario -> contenders in order
 	samples map[string]map[string][]sample // scenario -> contender -> rounds
@@ -187,6 +188,10 @@ func (r *report) write(dir string) error {
 		"and on, each cycle under a recording parent span of an OpenTelemetry SDK provider that samples\n"+
 		"everything and exports nothing, started in both runs, so the ratio is the cost of zerolock's\n"+
 		"metrics and its acquire span.\n"+
+		"The Valkey 9 scenarios run on a Valkey server of their own (Debian sid's, started through the\n"+
+		"wrapper of scripts/sid-servers.sh): a release WithoutWakeups there is one DELIFEQ, a native\n"+
+		"compare-and-delete, against the same lock whose client logs in as an ACL user without DELIFEQ\n"+
+		"and so releases with the script, on the same server in the same run.\n"+
 		"Allocations per cycle are in\n"+
 		"`go test -run '^$' -bench 'AcquireRelease|Primitive' -benchmem ./redislock`, and with observability\n"+
 		"on against off in `cd bench && go test -run '^$' -bench Observability -benchmem`.\n\n", time.Now().UTC().Format("2006-01-02"), r.rounds, r.runTime)
@@ -203,6 +208,9 @@ func (r *report) machine() string {
 	fmt.Fprintf(&b, "- Go: %s\n", runtime.Version())
 	if info, err := r.admin.InfoMap(context.Background(), "server").Result(); err == nil {
 		fmt.Fprintf(&b, "- Redis: %s\n", info["Server"]["redis_version"])
+	}
+	if r.valkey != "" {
+		fmt.Fprintf(&b, "- Valkey: %s\n", r.valkey)
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, m := range bi.Deps {
