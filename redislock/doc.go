@@ -30,7 +30,9 @@
 // The options: WithExpiry and WithTolerance (milliseconds, not go-zero's
 // whole seconds), WithFencing, WithReplicaAcks (wait for replicas, to
 // survive a failover), WithBackoff (the waiting acquire's fallback),
-// WithoutWakeups (no release announcement, for locks nobody waits on),
+// WithoutWakeups (no release announcement, for locks nobody waits on; the
+// release is then Valkey 9's DELIFEQ or Redis 8.4's DELEX IFEQ where the
+// server has it),
 // WithDeadlineGuard (return when ctx ends even if the client would wait
 // longer), WithName (the lock's label in metrics and traces), and for
 // NewRedLock, Redlock over independent masters, WithNodeTimeout.
