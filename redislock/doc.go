@@ -67,14 +67,15 @@
 //     readers read).
 //
 // Under the hood, the token is 128 bits from crypto/rand, and an instance
-// that does not hold its key acquires without a script: on go-redis with a
-// plain SET NX PX that go-redis is told not to resend after a lost reply (a
-// resend would answer "not set" for the key the first send took), on
-// go-zero's store, whose client resends, with SET NX PX GET, which
-// recognises its own token (Redis 7.0 or later; older servers get the
-// script). On go-zero's store the scripts run with EVAL, so the NOSCRIPT
-// replies of a fresh or flushed server cannot reach go-zero's circuit
-// breaker, and a store whose server rejects the CLIENT SETINFO go-zero
-// sends on new connections is refused with ErrIdentityRejected
-// (CheckGoZeroStore), which names the fix.
+// that does not hold its key acquires without the re-entrant script: on
+// go-redis with a plain SET NX PX that go-redis is told not to resend after
+// a lost reply (a resend would answer "not set" for the key the first send
+// took), on go-zero's store, whose client resends, with SET NX PX GET,
+// which recognises its own token, sent in a one-line script whose answer
+// is never the nil that go-redis handles as an error (Redis 7.0 or later;
+// older servers get the re-entrant script). On go-zero's store the scripts
+// run with EVAL, so the NOSCRIPT replies of a fresh or flushed server
+// cannot reach go-zero's circuit breaker, and a store whose server rejects
+// the CLIENT SETINFO go-zero sends on new connections is refused with
+// ErrIdentityRejected (CheckGoZeroStore), which names the fix.
 package redislock

@@ -3,6 +3,7 @@ package redislock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -30,27 +31,44 @@ func sharedSetGet(s *setGetSupport) Option {
 // where SET NX would answer "not set" for a lock we hold. refused reports a
 // server that does not accept NX with GET; the caller runs the script. Its
 // success reply is nil, which go-redis checks with allocating error
-// matching; setNXOnce avoids that where it can.
+// matching; setNXOnce avoids that where it can, and go-zero's store sends
+// it in a script that answers 1 instead (setnxget.lua).
 func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, refused bool, err error) {
-	old, err := rl.store.SetArgs(ctx, rl.key, rl.tokenArg, redis.SetArgs{Mode: "NX", TTL: px, Get: true}).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return true, false, false, nil
-	case err != nil:
+	var held string
+	if gz, isGoZero := rl.store.(goZeroStore); isGoZero {
+		var reply any
+		reply, err = gz.do(ctx, rl.acquireCmds(px).setNXGet)
+		if err == nil {
+			switch reply := reply.(type) {
+			case int64: // 1: the key was free
+				return true, false, false, nil
+			case string:
+				held = reply
+			default:
+				return false, false, false, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
+			}
+		}
+	} else {
+		held, err = rl.store.SetArgs(ctx, rl.key, rl.tokenArg, redis.SetArgs{Mode: "NX", TTL: px, Get: true}).Result()
+		if errors.Is(err, redis.Nil) {
+			return true, false, false, nil
+		}
+	}
+	if err != nil {
 		if isSyntaxError(err) {
 			rl.setGet.refused.Store(true)
 			return false, false, true, nil
 		}
 		return false, false, false, err
 	}
-	return false, old == rl.token, false, nil
+	return false, held == rl.token, false, nil
 }
 
 // isSyntaxError reports the reply of a server older than Redis 7.0 to SET
-// with both NX and GET.
+// with both NX and GET, sent as a command or from a script.
 func isSyntaxError(err error) bool {
 	var reply redis.Error
-	return errors.As(err, &reply) && strings.HasPrefix(err.Error(), "ERR syntax error")
+	return errors.As(err, &reply) && strings.Contains(err.Error(), "ERR syntax error")
 }
 
 // A processor sends a command its caller built: go-redis's clients are
@@ -85,4 +103,44 @@ func (rl *RedisLock) setNXOnce(ctx context.Context, px time.Duration) (bool, err
 		return false, err
 	}
 	return cmd.Val(), nil
+}
+
+// acquireCmds are a lock's acquire commands for one expiry, every argument
+// boxed once: go-zero's store sends them as they are (setNXGet and script),
+// the other stores run s with argv. They are built when the expiry changes
+// (SetExpire), not on every acquire, where boxing the arguments cost five
+// allocations, and shared by concurrent acquires, which only read them.
+type acquireCmds struct {
+	px       time.Duration
+	setNXGet []any // EVAL of setnxget.lua
+	s        *script
+	keys     []string
+	script   []any // EVAL of s, acquire.lua (fence.lua when fencing)
+	argv     []any // script's token and px in ms
+}
+
+// acquireCmds returns the lock's acquire commands for an expiry of px.
+func (rl *RedisLock) acquireCmds(px time.Duration) *acquireCmds {
+	if a := rl.acqCmds.Load(); a != nil && a.px == px {
+		return a
+	}
+	ms := any(px.Milliseconds())
+	a := &acquireCmds{px: px, s: acquireScript, keys: rl.keys}
+	if rl.fencing {
+		a.s, a.keys = fenceScript, rl.fenceKeys
+	}
+	a.setNXGet = setNXGetScript.evalArgs(rl.keys[:1], rl.tokenArg, ms)
+	a.script = a.s.evalArgs(a.keys, rl.tokenArg, ms)
+	a.argv = a.script[len(a.script)-2:]
+	rl.acqCmds.Store(a)
+	return a
+}
+
+// evalAcquire runs the acquire script of a try that is not waiting.
+func (rl *RedisLock) evalAcquire(ctx context.Context, px time.Duration) (any, error) {
+	a := rl.acquireCmds(px)
+	if gz, ok := rl.store.(goZeroStore); ok {
+		return gz.do(ctx, a.script)
+	}
+	return a.s.run(ctx, rl.store, a.keys, a.argv...).Result()
 }

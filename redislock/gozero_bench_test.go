@@ -13,11 +13,13 @@ import (
 
 // BenchmarkGoZeroParallel compares, on one go-zero store and 25 goroutines
 // per CPU on distinct keys, zerolock with go-zero's own RedisLock, in alternating
-// rounds so that their ratio holds while the machine drifts. zerolock's
-// fresh acquire there is SET NX PX GET, whose successful nil reply go-redis
-// runs through its retry classification (about 17 allocations); go-zero's
-// is a script, which costs the server more. -memprofile shows the former,
-// bench/ the latter (Redis µs/op).
+// rounds so that their ratio holds while the machine drifts. Both send two
+// scripts per cycle through go-zero's hooks (a span, metrics and the
+// breaker on each command, most of either cycle's allocations): go-zero's
+// by EVALSHA, zerolock's by EVAL of their code (NOSCRIPT is never
+// answered, which go-zero's breaker would count), setnxget.lua and
+// release.lua. -memprofile shows what is left to each lock; bench/ shows
+// the server's side (Redis µs/op).
 func BenchmarkGoZeroParallel(b *testing.B) {
 	srv := redistest.Start(b)
 	zstore := zredis.MustNewRedis(zredis.RedisConf{

@@ -43,9 +43,10 @@ type RedisLock struct {
 	flagPX      int64          // how long a waiting acquire's flag lives, in ms
 	native      *nativeRelease // the store's compare-and-delete, WithoutWakeups
 
-	expiry atomic.Int64 // time.Duration
-	fence  atomic.Int64 // fencing token of the current hold
-	state  holdState
+	expiry  atomic.Int64                // time.Duration
+	fence   atomic.Int64                // fencing token of the current hold
+	acqCmds atomic.Pointer[acquireCmds] // built once per expiry
+	state   holdState
 
 	keeper // the watchdog and when the hold began
 }
@@ -183,13 +184,24 @@ func (rl *RedisLock) acquire(ctx context.Context) (bool, error) {
 // refusal carries the holder's remaining time (waiters sleep no longer
 // than it) and sets the key's waiter flag, so that the holder's release
 // announces itself; otherwise an instance that cannot hold the key uses
-// SET NX PX, sent once (go-redis), or SET NX PX GET (stores that resend).
+// SET NX PX, sent once (go-redis), or SET NX PX GET (stores that resend;
+// in a script on go-zero's store, see setnxget.lua).
 func (rl *RedisLock) try(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
 	sent := time.Now()
 	reentrant, seen := rl.state.beginAcquire()
-	r, err := within(ctx, rl.guard, func() attempt {
-		return rl.attempt(ctx, px, waiting || reentrant, waiting, seen)
-	})
+	var (
+		r   attempt
+		err error
+	)
+	if rl.guard == guardNone {
+		// Called directly: a closure handed to within escapes to its
+		// goroutine, an allocation on every try.
+		r = rl.attempt(ctx, px, waiting || reentrant, waiting, seen)
+	} else {
+		r, err = within(ctx, rl.guard, func() attempt {
+			return rl.attempt(ctx, px, waiting || reentrant, waiting, seen)
+		})
+	}
 	if err == nil {
 		err = r.err
 	}
@@ -246,17 +258,19 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, wait
 // holder's remaining time, which a waiter sleeps no longer than, and a
 // waiting acquire's refusal sets the waiter flag.
 func (rl *RedisLock) acquireScript(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
-	s, keys := acquireScript, rl.keys
-	if rl.fencing {
-		s, keys = fenceScript, rl.fenceKeys
-	}
-	var cmd *redis.Cmd
+	var (
+		reply any
+		err   error
+	)
 	if waiting {
-		cmd = s.run(ctx, rl.store, rl.waitingKeys(), rl.token, px.Milliseconds(), rl.flagPX)
+		s := acquireScript
+		if rl.fencing {
+			s = fenceScript
+		}
+		reply, err = s.eval(ctx, rl.store, rl.waitingKeys(), rl.token, px.Milliseconds(), rl.flagPX)
 	} else {
-		cmd = s.run(ctx, rl.store, keys, rl.token, px.Milliseconds())
+		reply, err = rl.evalAcquire(ctx, px)
 	}
-	reply, err := cmd.Result()
 	if err != nil {
 		return false, 0, err
 	}

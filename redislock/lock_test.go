@@ -168,13 +168,18 @@ func TestContextErrors(t *testing.T) {
 
 // TestFreshAcquireSendsNoScript checks the fast path: a lock that does not
 // hold its key acquires with SET NX PX, and only a holder runs the script.
+// go-zero's store acquires with the script (TestGoZeroCycleIsTwoEvals).
 func TestFreshAcquireSendsNoScript(t *testing.T) {
 	srv := redistest.Start(t)
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		if b.name == "go-zero" {
+			t.Skip("go-zero's store acquires with the script: TestGoZeroCycleIsTwoEvals")
+		}
 		ctx := context.Background()
 		lock := b.newLock(key)
 		lock.SetExpire(5)
 		mustAcquire(t, lock, true) // warm up connections and script loading
+		mustAcquire(t, lock, true)
 		mustRelease(t, lock, true)
 
 		before := redistest.Calls(t, admin, "eval", "evalsha")

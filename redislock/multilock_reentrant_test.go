@@ -23,8 +23,9 @@ import (
 // dropped after Redis ran it, as a client timeout would.
 var errReplyLost = errors.New("test: reply lost after the command ran")
 
-// multiScripts names the multi-lock scripts by digest and by source, so an
-// intercept can tell which one a command (EVALSHA or EVAL) runs.
+// multiScripts names the multi-lock scripts by digest, by source and by
+// code, so an intercept can tell which one a command (EVALSHA or EVAL)
+// runs.
 var multiScripts = sync.OnceValues(func() (map[string]string, error) {
 	names := map[string]string{}
 	for _, name := range []string{"acquire", "release", "renew"} {
@@ -35,6 +36,7 @@ var multiScripts = sync.OnceValues(func() (map[string]string, error) {
 		sum := sha1.Sum(src)
 		names[hex.EncodeToString(sum[:])] = name
 		names[string(src)] = name
+		names[redislock.LuaCode(string(src))] = name // go-zero's store sends the code
 	}
 	return names, nil
 })

@@ -1,0 +1,220 @@
+package redislock_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+// TestGoZeroCycleIsTwoEvals: on go-zero's store every acquire is one
+// script (setnxget.lua, acquire.lua when re-entrant), sent with EVAL,
+// which cannot answer NOSCRIPT: never SET NX PX GET as a command, whose
+// successful nil reply go-redis runs through its retry checks, nor
+// EVALSHA. A release is one EVAL too.
+func TestGoZeroCycleIsTwoEvals(t *testing.T) {
+	srv := redistest.Start(t)
+	sent := &commandLog{}
+	// The first store of an address makes go-zero's client for it, with
+	// this store's hooks.
+	store := zredis.New(srv.Addr(), zredis.WithIdentity(), zredis.WithHook(sent))
+	key := "zerolock-test:" + t.Name()
+	lock := redislock.NewRedisLock(store, key)
+	lock.SetExpire(5)
+	contender := redislock.NewRedisLock(store, key)
+	contender.SetExpire(5)
+	mustAcquire(t, lock, true) // the connection's handshake
+	mustRelease(t, lock, true)
+	for _, step := range []struct {
+		name string
+		call func(t *testing.T)
+	}{
+		{"a fresh acquire", func(t *testing.T) { mustAcquire(t, lock, true) }},
+		{"a re-entrant acquire", func(t *testing.T) { mustAcquire(t, lock, true) }},
+		{"a refused acquire", func(t *testing.T) { mustAcquire(t, contender, false) }},
+		{"a release", func(t *testing.T) { mustRelease(t, lock, true) }},
+	} {
+		sent.reset()
+		step.call(t)
+		if got := sent.names(); len(got) != 1 || got[0] != "eval" {
+			t.Fatalf("%s sent %v; want one eval", step.name, got)
+		}
+	}
+}
+
+// commandLog is a hook that records the names of the commands a client
+// sends.
+type commandLog struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (l *commandLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sent = nil
+}
+
+func (l *commandLog) names() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.sent)
+}
+
+func (l *commandLog) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (l *commandLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		l.mu.Lock()
+		l.sent = append(l.sent, cmd.Name())
+		l.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+
+func (l *commandLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// resendHook sends each command of a lock twice and answers the second,
+// as go-redis does when the first reply is lost to a reset connection
+// (go-zero's client resends up to three times and cannot be told not to).
+type resendHook struct{ resent *atomic.Int64 }
+
+func (resendHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h resendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name == "hello" || name == "client" {
+			return next(ctx, cmd)
+		}
+		_ = next(ctx, cmd)
+		h.resent.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (resendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestGoZeroResentAcquireIsAcquired: on go-zero's store, an acquire whose
+// command was sent twice reports the lock it took, and holds it: the
+// resend finds our own token, which the script recognises where SET NX
+// would answer "not set" and leave the key held by nobody who knows it.
+func TestGoZeroResentAcquireIsAcquired(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	var resent atomic.Int64
+	// The first store of an address makes go-zero's client for it, with
+	// this store's hooks.
+	store := zredis.New(srv.Addr(), zredis.WithIdentity(), zredis.WithHook(resendHook{&resent}))
+	key := "zerolock-test:" + t.Name()
+	lock := redislock.NewRedisLock(store, key)
+	lock.SetExpire(5)
+	mustAcquire(t, lock, true)
+	if resent.Load() == 0 {
+		t.Fatal("the acquire was not resent: the hook is not on go-zero's client")
+	}
+	mustAcquire(t, redislock.NewRedisLock(store, key), false)
+	if ttl := admin.PTTL(context.Background(), key).Val(); ttl <= 0 {
+		t.Fatalf("PTTL = %v; the held key must expire", ttl)
+	}
+	// A resent release deletes the key once and answers the resend's 0: the
+	// lock is not ours afterwards either way (ReleaseCtx's doc).
+	if _, err := lock.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if n := admin.Exists(context.Background(), key).Val(); n != 0 {
+		t.Fatal("the key is still there after the release")
+	}
+}
+
+// TestGoZeroCycleAllocatesNoMoreThanGoZero: on one go-zero store, a
+// zerolock cycle (acquire and release) allocates no more than go-zero's
+// own RedisLock's. Both pay go-zero's hooks (span, metrics, breaker) on
+// each of their two commands; what is left is each lock's own.
+func TestGoZeroCycleAllocatesNoMoreThanGoZero(t *testing.T) {
+	srv := redistest.Start(t)
+	store := newGoZeroStore(t, srv)
+	ctx := context.Background()
+	ours := redislock.NewRedisLock(store, "zerolock-test:"+t.Name()+":ours")
+	ours.SetExpire(5)
+	theirs := zredis.NewRedisLock(store, "zerolock-test:"+t.Name()+":theirs")
+	theirs.SetExpire(5)
+	measure := func(name string, acquire, release func(context.Context) (bool, error)) float64 {
+		return testing.AllocsPerRun(200, func() {
+			if ok, err := acquire(ctx); !ok || err != nil {
+				t.Fatalf("%s acquire = %v, %v", name, ok, err)
+			}
+			if ok, err := release(ctx); !ok || err != nil {
+				t.Fatalf("%s release = %v, %v", name, ok, err)
+			}
+		})
+	}
+	got := measure("zerolock", ours.AcquireCtx, ours.ReleaseCtx)
+	want := measure("go-zero", theirs.AcquireCtx, theirs.ReleaseCtx)
+	t.Logf("allocations per cycle: zerolock %.0f, go-zero's RedisLock %.0f", got, want)
+	if got > want {
+		t.Fatalf("zerolock's cycle allocates %.0f times, go-zero's RedisLock's %.0f", got, want)
+	}
+}
+
+// TestGoZeroBefore7: a server that refuses SET with both NX and GET (Redis
+// before 7.0: "ERR syntax error", raised from setnxget.lua) gets acquire.lua
+// instead, and a lock stops sending setnxget.lua after the first refusal.
+func TestGoZeroBefore7(t *testing.T) {
+	srv := redistest.Start(t)
+	src, err := os.ReadFile("setnxget.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refuse := &refuseScriptHook{code: redislock.LuaCode(string(src))}
+	store := zredis.New(srv.Addr(), zredis.WithIdentity(), zredis.WithHook(refuse))
+	key := "zerolock-test:" + t.Name()
+	lock := redislock.NewRedisLock(store, key)
+	lock.SetExpire(5)
+	rival := redislock.NewRedisLock(store, key)
+	rival.SetExpire(5)
+	for i := 0; i < 3; i++ {
+		mustAcquire(t, lock, true)
+		mustAcquire(t, rival, false)
+		mustRelease(t, lock, true)
+	}
+	if n := refuse.refused.Load(); n != 2 {
+		t.Fatalf("setnxget.lua refused %d times for two locks, want once each", n)
+	}
+}
+
+// refuseScriptHook answers EVAL of code as Redis 6.2 answers a script whose
+// SET has both NX and GET, without sending it.
+type refuseScriptHook struct {
+	code    string
+	refused atomic.Int64
+}
+
+func (h *refuseScriptHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *refuseScriptHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if args := cmd.Args(); cmd.Name() == "eval" && len(args) > 1 && args[1] == h.code {
+			h.refused.Add(1)
+			err := replyError("ERR Error running script (call to f_0123): @user_script:11: ERR syntax error")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *refuseScriptHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
