@@ -3,109 +3,41 @@ package zklock_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	zprom "github.com/zeromicro/go-zero/core/prometheus"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/faultproxy"
+	"github.com/zerolock/zerolock/internal/testing/obstest"
 	"github.com/zerolock/zerolock/internal/testing/zktest"
 	"github.com/zerolock/zerolock/zklock"
 )
 
-// lockName turns go-zero's Prometheus on, as its DevServer does, and
-// returns a lock name of the test's own: the metrics are process-wide.
-func lockName(t *testing.T) string {
+// lockName, gather, counts, lostBy and wantDelta read the lock metrics of
+// the zookeeper backend back (internal/testing/obstest).
+func lockName(t *testing.T) string { t.Helper(); return obstest.LockName(t, "zklock") }
+
+func gather(t *testing.T, family, name string, extra ...string) obstest.Sample {
 	t.Helper()
-	zprom.Enable()
-	return "zklock." + strings.ReplaceAll(t.Name(), "/", ".")
+	return obstest.Gather(t, "zookeeper", family, name, extra...)
 }
 
-// sample is what the default registry holds for one metric's series: a
-// counter's value, or a histogram's sample count and sum.
-type sample struct{ count, sum float64 }
-
-// gather reads family from Prometheus's default registry, summed over the
-// series of the zookeeper backend whose name label is name and whose other
-// labels include extra (name=value pairs).
-func gather(t *testing.T, family, name string, extra ...string) sample {
-	t.Helper()
-	want := map[string]string{"name": name, "backend": "zookeeper"}
-	for i := 0; i+1 < len(extra); i += 2 {
-		want[extra[i]] = extra[i+1]
-	}
-	families, err := prometheus.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s sample
-	for _, f := range families {
-		if f.GetName() != family {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			matched := 0
-			for _, l := range m.GetLabel() {
-				if v, ok := want[l.GetName()]; ok {
-					if v != l.GetValue() {
-						continue series
-					}
-					matched++
-				}
-			}
-			if matched != len(want) {
-				continue
-			}
-			if c := m.GetCounter(); c != nil {
-				s.count += c.GetValue()
-			}
-			if h := m.GetHistogram(); h != nil {
-				s.count += float64(h.GetSampleCount())
-				s.sum += h.GetSampleSum()
-			}
-		}
-	}
-	return s
-}
-
-// counts reads the acquisitions of name by outcome.
 func counts(t *testing.T, name string) map[string]float64 {
 	t.Helper()
-	c := map[string]float64{}
-	for _, o := range []string{"acquired", "busy", "timeout", "error"} {
-		c[o] = gather(t, "zerolock_lock_acquisitions_total", name, "outcome", o).count
-	}
-	return c
+	return obstest.Counts(t, "zookeeper", name)
 }
 
-// lostBy reads the watched holds of name lost, by cause.
 func lostBy(t *testing.T, name string) map[string]float64 {
 	t.Helper()
-	c := map[string]float64{}
-	for _, cause := range []string{"deleted", "taken_over", "renew_failed", "max_hold"} {
-		c[cause] = gather(t, "zerolock_lock_lost_total", name, "cause", cause).count
-	}
-	return c
+	return obstest.LostBy(t, "zookeeper", name)
 }
 
-// wantDelta fails the test unless every metric moved by what want says
-// between before and after.
-func wantDelta(t *testing.T, what string, before, after, want map[string]float64) {
-	t.Helper()
-	for k, w := range want {
-		if d := after[k] - before[k]; d != w {
-			t.Errorf("%s %s went up by %v; want %v", what, k, d, w)
-		}
-	}
-}
+var wantDelta = obstest.WantDelta
 
 // TestObserveContention: each try is counted once, as acquired or busy,
 // whatever the interleaving of the contenders, and each hold ended by a
@@ -176,10 +108,10 @@ func TestObserveContention(t *testing.T) {
 		t.Errorf("%v acquired + %v busy = %v tries; want %d", acquired, busy, total, 2+contenders*tries)
 	}
 	holds := gather(t, "zerolock_lock_hold_seconds", name)
-	if n := holds.count - holdsBefore.count; n != acquired {
+	if n := holds.Count - holdsBefore.Count; n != acquired {
 		t.Errorf("hold_seconds has %v new samples; want %v, one per release", n, acquired)
 	}
-	if sum := holds.sum - holdsBefore.sum; sum <= 0 || sum > outer {
+	if sum := holds.Sum - holdsBefore.Sum; sum <= 0 || sum > outer {
 		t.Errorf("hold_seconds summed %v s; want more than 0 and at most the %v s its acquires and releases took", sum, outer)
 	}
 }
@@ -204,10 +136,10 @@ func TestObserveWait(t *testing.T) {
 	mid := counts(t, name)
 	wantDelta(t, "acquisitions", before, mid, map[string]float64{"acquired": 1, "busy": 0, "timeout": 1, "error": 0})
 	waits := gather(t, "zerolock_lock_wait_seconds", name)
-	if n := waits.count - waitsBefore.count; n != 1 {
+	if n := waits.Count - waitsBefore.Count; n != 1 {
 		t.Errorf("wait_seconds has %v new samples after the timeout; want 1", n)
 	}
-	if waited := waits.sum - waitsBefore.sum; waited < limit.Seconds() {
+	if waited := waits.Sum - waitsBefore.Sum; waited < limit.Seconds() {
 		t.Errorf("the timed-out wait was observed as %v s; want at least its %v limit", waited, limit)
 	}
 
@@ -232,7 +164,7 @@ func TestObserveWait(t *testing.T) {
 		t.Fatalf("release: %v, %v", ok, err)
 	}
 	wantDelta(t, "acquisitions", mid, counts(t, name), map[string]float64{"acquired": 1, "busy": 0, "timeout": 0, "error": 0})
-	if n := gather(t, "zerolock_lock_wait_seconds", name).count - waits.count; n != 1 {
+	if n := gather(t, "zerolock_lock_wait_seconds", name).Count - waits.Count; n != 1 {
 		t.Errorf("wait_seconds has %v new samples after the won wait; want 1", n)
 	}
 }
@@ -256,7 +188,7 @@ func TestObserveLostDeleted(t *testing.T) {
 		t.Fatalf("release of the lost lock: %v, %v; want false, nil", ok, err)
 	}
 	wantDelta(t, "lost", before, lostBy(t, name), map[string]float64{"deleted": 1, "taken_over": 0, "renew_failed": 0, "max_hold": 0})
-	if n := gather(t, "zerolock_lock_release_gone_total", name).count - goneBefore.count; n != 1 {
+	if n := gather(t, "zerolock_lock_release_gone_total", name).Count - goneBefore.Count; n != 1 {
 		t.Errorf("release_gone went up by %v; want 1", n)
 	}
 }
@@ -283,7 +215,7 @@ func TestObserveSessionLost(t *testing.T) {
 		t.Fatalf("release after the cut: %v", err)
 	}
 	wantDelta(t, "lost", before, lostBy(t, name), map[string]float64{"deleted": 0, "taken_over": 0, "renew_failed": 1, "max_hold": 0})
-	if n := gather(t, "zerolock_lock_renew_failures_total", name).count - failuresBefore.count; n != 1 {
+	if n := gather(t, "zerolock_lock_renew_failures_total", name).Count - failuresBefore.Count; n != 1 {
 		t.Errorf("renew_failures went up by %v; want 1, the connection seen without its session", n)
 	}
 }
@@ -306,7 +238,7 @@ func TestObserveMaxHold(t *testing.T) {
 		t.Fatalf("release after MaxHold: %v, %v; want true, nil", ok, err)
 	}
 	wantDelta(t, "lost", before, lostBy(t, name), map[string]float64{"deleted": 0, "taken_over": 0, "renew_failed": 0, "max_hold": 1})
-	if n := gather(t, "zerolock_lock_hold_seconds", name).count - holdsBefore.count; n != 1 {
+	if n := gather(t, "zerolock_lock_hold_seconds", name).Count - holdsBefore.Count; n != 1 {
 		t.Errorf("hold_seconds has %v new samples; want 1", n)
 	}
 }
@@ -328,10 +260,10 @@ func TestObserveReleaseGoneAfterExpiry(t *testing.T) {
 	if ok, err := lock.Release(); ok || err != nil {
 		t.Fatalf("second release: %v, %v; want false, nil", ok, err)
 	}
-	if n := gather(t, "zerolock_lock_release_gone_total", name).count - goneBefore.count; n != 1 {
+	if n := gather(t, "zerolock_lock_release_gone_total", name).Count - goneBefore.Count; n != 1 {
 		t.Errorf("release_gone went up by %v; want 1 (the second release had nothing to find)", n)
 	}
-	if n := gather(t, "zerolock_lock_hold_seconds", name).count - holdsBefore.count; n != 0 {
+	if n := gather(t, "zerolock_lock_hold_seconds", name).Count - holdsBefore.Count; n != 0 {
 		t.Errorf("hold_seconds has %v new samples; want none for a lock that expired", n)
 	}
 }
