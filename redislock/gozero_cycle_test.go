@@ -71,11 +71,16 @@ func (l *commandLog) names() []string {
 
 func (l *commandLog) DialHook(next redis.DialHook) redis.DialHook { return next }
 
+// ProcessHook records every command but a new connection's handshake
+// (HELLO, CLIENT SETINFO), which go-redis sends whenever its pool dials,
+// not on the lock's behalf.
 func (l *commandLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		l.mu.Lock()
-		l.sent = append(l.sent, cmd.Name())
-		l.mu.Unlock()
+		if name := cmd.Name(); name != "hello" && name != "client" {
+			l.mu.Lock()
+			l.sent = append(l.sent, name)
+			l.mu.Unlock()
+		}
 		return next(ctx, cmd)
 	}
 }
