@@ -32,6 +32,23 @@ func TestFreePort(t *testing.T) {
 	l.Close()
 }
 
+// A go-zero store for a killed server's address outlives it, so a port
+// must not come back: 500 ports in a row are all distinct (the kernel's
+// own choice repeats within 500 nearly always).
+func TestFreePortNeverRepeats(t *testing.T) {
+	seen := make(map[int]bool)
+	for i := 0; i < 500; i++ {
+		port, err := testproc.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[port] {
+			t.Fatalf("port %d handed out twice (call %d)", port, i)
+		}
+		seen[port] = true
+	}
+}
+
 // state returns the process state letter of pid from /proc ("S", "T", ...).
 func state(t *testing.T, pid int) string {
 	t.Helper()
