@@ -50,11 +50,11 @@ var cycleContenders = []cycleContender{
 			redislock.WithoutWakeups())
 		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
 	}},
-	{"zerolock on go-zero", func(c clients, key string) cycler {
+	{dropIn, func(c clients, key string) cycler {
 		l := redislock.NewRedisLock(c.gozero, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
 		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
 	}},
-	{"go-zero RedisLock", func(c clients, key string) cycler {
+	{replaced, func(c clients, key string) cycler {
 		l := zredis.NewRedisLock(c.gozero, key)
 		l.SetExpire(int(expiry / time.Second))
 		return lockCycler{l.AcquireCtx, l.ReleaseCtx}

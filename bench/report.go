@@ -118,6 +118,44 @@ func (r *report) table() string {
 	return b.String()
 }
 
+// The drop-in comparison: zerolock's lock on go-zero's store against
+// go-zero's own RedisLock on the same store.
+const (
+	dropIn   = "zerolock on go-zero"
+	replaced = "go-zero RedisLock"
+)
+
+// dropInTable compares, in every scenario that has both, the drop-in with
+// what it replaces: the median over rounds of the drop-in's rate divided
+// by go-zero's RedisLock's rate in the same round.
+func (r *report) dropInTable() string {
+	var b strings.Builder
+	for _, sc := range r.order {
+		ours, theirs := r.samples[sc][dropIn], r.samples[sc][replaced]
+		if len(ours) == 0 || len(theirs) == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n## The drop-in against what it replaces\n\n" +
+				"zerolock's lock on go-zero's store against go-zero's own RedisLock on the same store: the median\n" +
+				"over the rounds of each round's ratio of their rates, and each one's Redis µs/op (median).\n\n" +
+				"| scenario | x go-zero RedisLock | zerolock Redis µs/op | go-zero Redis µs/op |\n|---|---:|---:|---:|\n")
+		}
+		var ratios, usOurs, usTheirs []float64
+		for i := range ours {
+			if i < len(theirs) && theirs[i].ops > 0 {
+				ratios = append(ratios, ours[i].ops/theirs[i].ops)
+			}
+			usOurs = append(usOurs, ours[i].usecOp)
+		}
+		for _, s := range theirs {
+			usTheirs = append(usTheirs, s.usecOp)
+		}
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.2f |\n", sc, median(ratios), median(usOurs), median(usTheirs))
+	}
+	return b.String()
+}
+
 // redisCPU breaks each lock-cycle scenario's Redis µs/op down by command
 // (the median over rounds of each command's share), so the cost of a
 // script against a plain command shows.
@@ -198,6 +236,7 @@ func (r *report) write(dir string) error {
 	b.WriteString(r.machine())
 	b.WriteString("\n![ratio to the floor](benchmarks.svg)\n")
 	b.WriteString(r.table())
+	b.WriteString(r.dropInTable())
 	b.WriteString(r.redisCPU())
 	return os.WriteFile(filepath.Join(dir, "BENCHMARKS.md"), []byte(b.String()), 0o644)
 }

@@ -70,8 +70,10 @@
 // that does not hold its key acquires without the re-entrant script: on
 // go-redis with a plain SET NX PX that go-redis is told not to resend after
 // a lost reply (a resend would answer "not set" for the key the first send
-// took), on go-zero's store, whose client resends, with SET NX PX GET,
-// which recognises its own token, sent in a one-line script whose answer
+// took); on go-zero's store, whose client resends, with a plain SET NX PX
+// too, whose refusal (possibly of its own resend) the re-entrant script
+// then settles, and after a refusal with SET NX PX GET, which recognises
+// its own token in one round trip, sent in a one-line script whose answer
 // is never the nil that go-redis handles as an error (Redis 7.0 or later;
 // older servers get the re-entrant script). On go-zero's store the scripts
 // run with EVAL, so the NOSCRIPT replies of a fresh or flushed server

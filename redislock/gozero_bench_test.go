@@ -6,20 +6,21 @@ import (
 	"sync/atomic"
 	"testing"
 
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
-	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 )
 
 // BenchmarkGoZeroParallel compares, on one go-zero store and 25 goroutines
 // per CPU on distinct keys, zerolock with go-zero's own RedisLock, in alternating
 // rounds so that their ratio holds while the machine drifts. Both send two
-// scripts per cycle through go-zero's hooks (a span, metrics and the
+// commands per cycle through go-zero's hooks (a span, metrics and the
 // breaker on each command, most of either cycle's allocations): go-zero's
-// by EVALSHA, zerolock's by EVAL of their code (NOSCRIPT is never
-// answered, which go-zero's breaker would count), setnxget.lua and
-// release.lua. -memprofile shows what is left to each lock; bench/ shows
-// the server's side (Redis µs/op).
+// two scripts by EVALSHA; zerolock's SET NX PX and release.lua by EVAL of
+// its code (NOSCRIPT is never answered, which go-zero's breaker would
+// count). -memprofile shows what is left to each lock; bench/ shows the
+// server's side (Redis µs/op).
 func BenchmarkGoZeroParallel(b *testing.B) {
 	srv := redistest.Start(b)
 	zstore := zredis.MustNewRedis(zredis.RedisConf{

@@ -20,13 +20,17 @@ import (
 // therefore answers EvalSha with EVAL, which cannot get NOSCRIPT, sending
 // the script's code without its comments (a few hundred bytes).
 //
-// A lock on this store acquires with SET NX PX GET, which recognises our
-// own token after go-zero's client resent the command (it resends after a
-// lost reply and cannot be told not to), sent in a script, setnxget.lua:
-// as a command, its answer when it took the key is nil, which go-redis
-// answers with redis.Nil after running it through its retry and
-// bad-connection checks: 22 allocations per cycle, and 10 to 25% of the
-// client's CPU in BenchmarkGoZeroParallel's profiles.
+// A lock on this store acquires with SET NX PX, the cheapest acquire for
+// the server, whose success reply is a status. go-zero's client resends a
+// command after a lost reply and cannot be told not to, and a resent SET
+// NX answers "not set" for the key it took, so a refusal is followed by
+// acquire.lua, which recognises our own token; the instance's next tries
+// then send setnxget.lua (SET NX PX GET in a script: 1 when taken, else
+// the holder's token, in one round trip) until one succeeds. SET NX PX GET
+// is never sent as a command: its nil reply on success reaches go-redis as
+// the redis.Nil error, which it runs through its retry and bad-connection
+// checks (22 allocations per cycle, 10 to 25% of the client's CPU in
+// BenchmarkGoZeroParallel's profiles).
 //
 // Before its first command the adapter runs CheckGoZeroStore, once per
 // store: a store whose server rejects the CLIENT SETINFO go-zero sends on

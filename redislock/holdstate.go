@@ -7,8 +7,9 @@ import "sync"
 // Only an acquire by this instance can write its token, so while no acquire
 // is in flight and none has succeeded (or ended unknown) since the key was
 // last seen without the token, the key almost certainly does not hold it.
-// Then a plain SET NX PX (sent once, on go-redis) or SET NX PX GET (on
-// other stores) gives the same answer as the re-entrant script, with no
+// Then a plain SET NX PX (sent once, on go-redis; on go-zero's store
+// followed by the script when refused) or SET NX PX GET (on other stores,
+// and on go-zero's after a refusal) gives the same answer as the re-entrant script, with no
 // script on the server: that is the common path (a fresh lock, a lock
 // after Release or after a refused try). In every other case the script
 // decides. It also decides when another acquire on this instance overlapped

@@ -47,6 +47,10 @@ type RedisLock struct {
 	fence   atomic.Int64                // fencing token of the current hold
 	acqCmds atomic.Pointer[acquireCmds] // built once per expiry
 	state   holdState
+	// refusedLast: this instance's last fast try on go-zero's store was
+	// refused, so the next sends setnxget.lua rather than SET NX (see
+	// setNXPlain).
+	refusedLast atomic.Bool
 
 	keeper // the watchdog and when the hold began
 }
@@ -184,8 +188,9 @@ func (rl *RedisLock) acquire(ctx context.Context) (bool, error) {
 // refusal carries the holder's remaining time (waiters sleep no longer
 // than it) and sets the key's waiter flag, so that the holder's release
 // announces itself; otherwise an instance that cannot hold the key uses
-// SET NX PX, sent once (go-redis), or SET NX PX GET (stores that resend;
-// in a script on go-zero's store, see setnxget.lua).
+// SET NX PX, sent once (go-redis), or SET NX PX GET (stores that resend),
+// and on go-zero's store SET NX PX until a refusal, then SET NX PX GET in
+// a script (see setNXPlain and setnxget.lua).
 func (rl *RedisLock) try(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
 	sent := time.Now()
 	reentrant, seen := rl.state.beginAcquire()
@@ -231,7 +236,18 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, wait
 	switch {
 	case rl.acks > 0:
 		r.ok, r.err = rl.acquireReplicated(ctx, px, waiting)
-	case script || rl.fencing || rl.setGet.refused.Load():
+	case script || rl.fencing:
+		r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, waiting)
+	case rl.onGoZero() && !rl.refusedLast.Load():
+		// Before setGet.refused: SET NX PX without GET works on every server.
+		var refused bool
+		r.ok, refused, r.err = rl.setNXPlain(ctx, rl.store.(goZeroStore), px)
+		if refused {
+			// Held by another or by us (a resent SET, an overlapping
+			// acquire on this instance): the script tells them apart.
+			r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, false)
+		}
+	case rl.setGet.refused.Load():
 		r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, waiting)
 	case rl.proc != nil:
 		r.ok, r.err = rl.setNXOnce(ctx, px)
@@ -251,6 +267,12 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, wait
 		}
 	}
 	return r
+}
+
+// onGoZero reports whether the lock's store is go-zero's.
+func (rl *RedisLock) onGoZero() bool {
+	_, ok := rl.store.(goZeroStore)
+	return ok
 }
 
 // acquireScript runs the re-entrant acquire (minting a fencing token when

@@ -168,12 +168,12 @@ func TestContextErrors(t *testing.T) {
 
 // TestFreshAcquireSendsNoScript checks the fast path: a lock that does not
 // hold its key acquires with SET NX PX, and only a holder runs the script.
-// go-zero's store acquires with the script (TestGoZeroCycleIsTwoEvals).
+// go-zero's store runs scripts after a refusal (TestGoZeroCycleCommands).
 func TestFreshAcquireSendsNoScript(t *testing.T) {
 	srv := redistest.Start(t)
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
 		if b.name == "go-zero" {
-			t.Skip("go-zero's store acquires with the script: TestGoZeroCycleIsTwoEvals")
+			t.Skip("go-zero's store runs scripts after a refusal: TestGoZeroCycleCommands")
 		}
 		ctx := context.Background()
 		lock := b.newLock(key)

@@ -1,10 +1,11 @@
--- The fast acquire on go-zero's store: SET NX PX GET in a script, whose
--- answer is never nil. Sent as a command, its nil (the key was free and is
--- now ours) reaches go-redis as the redis.Nil error, which go-redis runs
--- through its retry and bad-connection checks: two dozen allocations and
--- a quarter of the client's CPU for the cycle. Otherwise the answer is the
--- holder's token, ours when go-zero's client resent the command after a
--- lost reply (the caller then refreshes the expiry with acquire.lua).
+-- The acquire on go-zero's store after a refusal (see GoZeroStore): SET NX
+-- PX GET in a script, whose answer is never nil. Sent as a command, its nil
+-- (the key was free and is now ours) reaches go-redis as the redis.Nil
+-- error, which go-redis runs through its retry and bad-connection checks:
+-- two dozen allocations and a quarter of the client's CPU for the cycle.
+-- Otherwise the answer is the holder's token, ours when go-zero's client
+-- resent the command after a lost reply (the caller then refreshes the
+-- expiry with acquire.lua).
 -- KEYS[1]: the lock key. ARGV[1]: the token. ARGV[2]: the expiry in ms.
 -- Returns 1 when the key was free and is now held by ARGV[1], else the
 -- holder's token.
