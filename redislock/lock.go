@@ -2,8 +2,8 @@ package redislock
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -11,7 +11,6 @@ import (
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/observe"
 )
 
@@ -19,12 +18,11 @@ import (
 // It is safe for concurrent use; all its methods may be called from several
 // goroutines, and acquiring again while holding refreshes the expiry.
 type RedisLock struct {
-	store     Store
-	key       string
-	token     string
-	tolerance time.Duration
-	fencing   bool
-	waitOpts  waitOptions
+	store    Store
+	key      string
+	token    string
+	fencing  bool
+	waitOpts waitOptions
 
 	acks        int // WithReplicaAcks
 	acksTimeout time.Duration
@@ -43,7 +41,6 @@ type RedisLock struct {
 	flagPX      int64          // how long a waiting acquire's flag lives, in ms
 	native      *nativeRelease // the store's compare-and-delete, WithoutWakeups
 
-	expiry  atomic.Int64                // time.Duration
 	fence   atomic.Int64                // fencing token of the current hold
 	acqCmds atomic.Pointer[acquireCmds] // built once per expiry
 	state   holdState
@@ -52,7 +49,8 @@ type RedisLock struct {
 	// setNXPlain).
 	refusedLast atomic.Bool
 
-	keeper // the watchdog and when the hold began
+	holdExpiry // the expiry SetExpire sets, and the tolerance
+	keeper     // the watchdog and when the hold began
 }
 
 // NewRedisLock returns a lock on key in go-zero's store, with go-zero's
@@ -91,7 +89,6 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 		store:       store,
 		key:         key,
 		token:       token,
-		tolerance:   o.tolerance,
 		fencing:     o.fencing,
 		waitOpts:    o.wait,
 		acks:        o.acks,
@@ -101,6 +98,7 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 		channel:     releaseChannel(key),
 		flagPX:      waiterFlagTTL(o.wait).Milliseconds(),
 	}
+	rl.holdExpiry.init(o)
 	rl.releaseArgs = []any{token, rl.channel}
 	if o.quietRelease {
 		rl.keys = []string{key}
@@ -120,7 +118,6 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 	if o.fencing {
 		rl.fenceKeys = []string{key, companionKey(key, "zerolock.fence")}
 	}
-	rl.expiry.Store(int64(o.expiry))
 	return rl
 }
 
@@ -442,37 +439,13 @@ func (rl *RedisLock) TTL(ctx context.Context) (time.Duration, error) {
 	return ttl, nil
 }
 
-// px is the expiry sent to Redis: the expiry plus the tolerance, rounded up
-// to whole milliseconds.
-func (rl *RedisLock) px() (time.Duration, error) {
-	expiry := time.Duration(rl.expiry.Load())
-	px := expiry + rl.tolerance
-	if expiry < 0 || px < time.Millisecond {
-		return 0, ErrInvalidExpiry
-	}
-	return (px + time.Millisecond - 1).Truncate(time.Millisecond), nil
-}
-
 // stateReloader is a cluster client that can refresh its slot map
 // (go-redis's *ClusterClient).
 type stateReloader interface {
 	ReloadState(ctx context.Context)
 }
 
-// wrap names the operation and key, and makes errors.Is(err, ctx.Err())
-// hold whenever the context has ended, whatever the store returned.
-//
-// A failure that is not a Redis reply (a dead node, a timeout) makes a
-// cluster client refresh its slot map: go-redis otherwise keeps routing to
-// a killed master until its map is 10 s old, although the cluster promoted
-// the replica within a few seconds.
+// wrap names the operation and key (see wrapStoreErr).
 func (rl *RedisLock) wrap(ctx context.Context, op string, err error) error {
-	var reply redis.Error
-	if r, ok := rl.store.(stateReloader); ok && !errors.As(err, &reply) {
-		r.ReloadState(context.WithoutCancel(ctx))
-	}
-	if ctxErr := ctxdone.Err(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {
-		return fmt.Errorf("redislock: %s %q: %w (%w)", op, rl.key, err, ctxErr)
-	}
-	return fmt.Errorf("redislock: %s %q: %w", op, rl.key, err)
+	return wrapStoreErr(ctx, rl.store, op, strconv.Quote(rl.key), err)
 }

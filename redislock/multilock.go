@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/observe"
 )
 
@@ -80,22 +78,21 @@ var (
 // method), and WithReplicaAcks makes NewMultiLock fail with
 // ErrReplicaAcksUnsupported. WithNodeTimeout, for Redlock, does not apply.
 type MultiLock struct {
-	store     Store
-	keys      []string // in the order they are taken
-	channels  []string // the release channel of each key
-	token     string
-	tolerance time.Duration
-	waitOpts  waitOptions
-	guard     deadlineGuard // WithDeadlineGuard
-	proc      processor     // the store, when it can send a command once
-	groups    []keyGroup    // what one script may touch: all keys, or a slot's
-	turn      turn          // one acquire try or release at a time
-	obs       *observe.Instruments
+	store    Store
+	keys     []string // in the order they are taken
+	channels []string // the release channel of each key
+	token    string
+	waitOpts waitOptions
+	guard    deadlineGuard // WithDeadlineGuard
+	proc     processor     // the store, when it can send a command once
+	groups   []keyGroup    // what one script may touch: all keys, or a slot's
+	turn     turn          // one acquire try or release at a time
+	obs      *observe.Instruments
 
-	expiry atomic.Int64 // time.Duration
-	state  holdState
+	state holdState
 
-	keeper // the watchdog and when the hold began
+	holdExpiry // the expiry SetExpire sets, and the tolerance
+	keeper     // the watchdog and when the hold began
 }
 
 // A keyGroup is a run of a MultiLock's keys that one script may touch.
@@ -138,14 +135,13 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 		return nil, fmt.Errorf("%w: not with a multi-lock", ErrReplicaAcksUnsupported)
 	}
 	m := &MultiLock{
-		store:     store,
-		keys:      lockOrder(keys),
-		token:     newToken(),
-		tolerance: o.tolerance,
-		waitOpts:  o.wait,
-		guard:     guardFor(store, o.deadlineGuard),
-		turn:      newTurn(),
-		obs:       observe.For(backendRedis, kindMultiLock, o.name),
+		store:    store,
+		keys:     lockOrder(keys),
+		token:    newToken(),
+		waitOpts: o.wait,
+		guard:    guardFor(store, o.deadlineGuard),
+		turn:     newTurn(),
+		obs:      observe.For(backendRedis, kindMultiLock, o.name),
 	}
 	m.proc, _ = store.(processor)
 	m.channels = make([]string, len(m.keys))
@@ -167,7 +163,7 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 		m.groups = append(m.groups, g)
 		first = end
 	}
-	m.expiry.Store(int64(o.expiry))
+	m.holdExpiry.init(o)
 	return m, nil
 }
 
@@ -395,28 +391,7 @@ func (m *MultiLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) con
 	return m.watch(ctx, px, err, m.renew, opts, m.obs)
 }
 
-// px is the expiry sent to Redis: the expiry plus the tolerance, rounded up
-// to whole milliseconds.
-func (m *MultiLock) px() (time.Duration, error) {
-	expiry := time.Duration(m.expiry.Load())
-	px := expiry + m.tolerance
-	if expiry < 0 || px < time.Millisecond {
-		return 0, ErrInvalidExpiry
-	}
-	return (px + time.Millisecond - 1).Truncate(time.Millisecond), nil
-}
-
-// wrap names the operation and keys, and makes errors.Is(err, ctx.Err())
-// hold whenever the context has ended; a failure that is not a Redis reply
-// (nor a script's report of a key of another type) makes a cluster client
-// refresh its slot map, as RedisLock.wrap explains.
+// wrap names the operation and keys (see wrapStoreErr).
 func (m *MultiLock) wrap(ctx context.Context, op string, err error) error {
-	var reply redis.Error
-	if r, ok := m.store.(stateReloader); ok && !errors.As(err, &reply) && !errors.Is(err, ErrNotLockKey) {
-		r.ReloadState(context.WithoutCancel(ctx))
-	}
-	if ctxErr := ctxdone.Err(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {
-		return fmt.Errorf("redislock: %s multi-lock %q: %w (%w)", op, m.keys, err, ctxErr)
-	}
-	return fmt.Errorf("redislock: %s multi-lock %q: %w", op, m.keys, err)
+	return wrapStoreErr(ctx, m.store, op, fmt.Sprintf("multi-lock %q", m.keys), err, ErrNotLockKey)
 }

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/observe"
 )
 
@@ -86,14 +86,13 @@ var (
 // writer before it (Fence). Without it nothing is minted or read: no
 // counter key is written, and Fence returns 0.
 type RWLock struct {
-	store     Store
-	key       string
-	token     string
-	tolerance time.Duration
-	waitOpts  waitOptions
-	guard     deadlineGuard
-	obsRead   *observe.Instruments // the read side's
-	obsWrite  *observe.Instruments // the write side's
+	store    Store
+	key      string
+	token    string
+	waitOpts waitOptions
+	guard    deadlineGuard
+	obsRead  *observe.Instruments // the read side's
+	obsWrite *observe.Instruments // the write side's
 
 	// Arguments built once. Every script's first key is the lock key: a
 	// go-redis Ring routes a script by its first key, and the companions
@@ -108,13 +107,13 @@ type RWLock struct {
 	releaseArgs []any
 	channel     string
 
-	expiry atomic.Int64 // time.Duration
-	fence  atomic.Int64
+	fence atomic.Int64
 
 	mu   sync.Mutex
 	side side // what this instance may hold, as Redis last answered
 
-	keeper // the watchdog of the side held
+	holdExpiry // the expiry SetExpire sets, and the tolerance
+	keeper     // the watchdog of the side held
 }
 
 // side is which side of an RWLock an instance may hold.
@@ -145,7 +144,6 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 		store:      store,
 		key:        key,
 		token:      newToken(),
-		tolerance:  o.tolerance,
 		waitOpts:   o.wait,
 		guard:      guardFor(store, o.deadlineGuard),
 		keys:       []string{key, readers, intent},
@@ -163,7 +161,7 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 	if o.quietRelease {
 		l.releaseArgs = l.releaseArgs[:1:1] // no channel: nothing announced
 	}
-	l.expiry.Store(int64(o.expiry))
+	l.holdExpiry.init(o)
 	return l
 }
 
@@ -615,29 +613,7 @@ func (l *RWLock) Fence() int64 {
 	return l.fence.Load()
 }
 
-// px is the expiry sent to Redis: the expiry plus the tolerance, rounded up
-// to whole milliseconds.
-func (l *RWLock) px() (time.Duration, error) {
-	expiry := time.Duration(l.expiry.Load())
-	px := expiry + l.tolerance
-	if expiry < 0 || px < time.Millisecond {
-		return 0, ErrInvalidExpiry
-	}
-	return (px + time.Millisecond - 1).Truncate(time.Millisecond), nil
-}
-
-// wrap names the operation and key as RedisLock's errors do, and makes
-// errors.Is(err, ctx.Err()) hold whenever the context has ended. Like
-// RedisLock.wrap, a failure that is not an answer of Redis makes a cluster
-// client refresh its slot map.
+// wrap names the operation and key (see wrapStoreErr).
 func (l *RWLock) wrap(ctx context.Context, op string, err error) error {
-	var reply redis.Error
-	if r, ok := l.store.(stateReloader); ok && !errors.As(err, &reply) &&
-		!errors.Is(err, ErrNotRWLock) && !errors.Is(err, ErrOtherSideHeld) {
-		r.ReloadState(context.WithoutCancel(ctx))
-	}
-	if ctxErr := ctxdone.Err(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {
-		return fmt.Errorf("redislock: %s %q: %w (%w)", op, l.key, err, ctxErr)
-	}
-	return fmt.Errorf("redislock: %s %q: %w", op, l.key, err)
+	return wrapStoreErr(ctx, l.store, op, strconv.Quote(l.key), err, ErrNotRWLock, ErrOtherSideHeld)
 }

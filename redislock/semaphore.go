@@ -5,14 +5,13 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/observe"
 )
 
@@ -59,24 +58,23 @@ var (
 // that one key, so a Semaphore works on Redis Cluster. The key itself
 // expires with its latest permit.
 type Semaphore struct {
-	store     Store
-	key       string
-	token     string
-	permits   int
-	tolerance time.Duration
-	waitOpts  waitOptions
-	guard     deadlineGuard // WithDeadlineGuard
-	proc      processor     // the store, when it can send a command once
-	obs       *observe.Instruments
+	store    Store
+	key      string
+	token    string
+	permits  int
+	waitOpts waitOptions
+	guard    deadlineGuard // WithDeadlineGuard
+	proc     processor     // the store, when it can send a command once
+	obs      *observe.Instruments
 
 	keys        []string // {key}
 	channel     string   // where releases are announced
 	releaseArgs []any    // {token, channel}, or {token} WithoutWakeups
 
-	expiry atomic.Int64 // time.Duration
-	state  holdState
+	state holdState
 
-	keeper // the watchdog and when the permit was taken
+	holdExpiry // the expiry SetExpire sets, and the tolerance
+	keeper     // the watchdog and when the permit was taken
 }
 
 var (
@@ -128,23 +126,22 @@ func newSemaphore(store Store, key string, permits int, o options) (*Semaphore, 
 	}
 	token := newToken()
 	s := &Semaphore{
-		store:     store,
-		key:       key,
-		token:     token,
-		permits:   permits,
-		tolerance: o.tolerance,
-		waitOpts:  o.wait,
-		guard:     guardFor(store, o.deadlineGuard),
-		keys:      []string{key},
-		channel:   releaseChannel(key),
-		obs:       observe.For(backendRedis, kindSemaphore, o.name),
+		store:    store,
+		key:      key,
+		token:    token,
+		permits:  permits,
+		waitOpts: o.wait,
+		guard:    guardFor(store, o.deadlineGuard),
+		keys:     []string{key},
+		channel:  releaseChannel(key),
+		obs:      observe.For(backendRedis, kindSemaphore, o.name),
 	}
 	s.proc, _ = store.(processor)
 	s.releaseArgs = []any{token, s.channel}
 	if o.quietRelease {
 		s.releaseArgs = s.releaseArgs[:1:1] // no channel: see semaphore_release.lua
 	}
-	s.expiry.Store(int64(o.expiry))
+	s.holdExpiry.init(o)
 	return s, nil
 }
 
@@ -440,28 +437,7 @@ func semaphoreReplyError(reply any) error {
 	return fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
 }
 
-// px is the expiry sent to Redis: the expiry plus the tolerance, rounded
-// up to whole milliseconds.
-func (s *Semaphore) px() (time.Duration, error) {
-	expiry := time.Duration(s.expiry.Load())
-	px := expiry + s.tolerance
-	if expiry < 0 || px < time.Millisecond {
-		return 0, ErrInvalidExpiry
-	}
-	return (px + time.Millisecond - 1).Truncate(time.Millisecond), nil
-}
-
-// wrap names the operation and key, and makes errors.Is(err, ctx.Err())
-// hold whenever the context has ended, whatever the store returned. Like
-// RedisLock.wrap, a failure that is not a Redis reply makes a cluster
-// client refresh its slot map.
+// wrap names the operation and key (see wrapStoreErr).
 func (s *Semaphore) wrap(ctx context.Context, op string, err error) error {
-	var reply redis.Error
-	if r, ok := s.store.(stateReloader); ok && !errors.As(err, &reply) && !errors.Is(err, ErrNotSemaphore) {
-		r.ReloadState(context.WithoutCancel(ctx))
-	}
-	if ctxErr := ctxdone.Err(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {
-		return fmt.Errorf("redislock: semaphore %s %q: %w (%w)", op, s.key, err, ctxErr)
-	}
-	return fmt.Errorf("redislock: semaphore %s %q: %w", op, s.key, err)
+	return wrapStoreErr(ctx, s.store, "semaphore "+op, strconv.Quote(s.key), err, ErrNotSemaphore)
 }
