@@ -30,6 +30,20 @@ type report struct {
 	order   []string                       // scenarios in order
 	names   map[string][]string            // scenario -> contenders in order
 	samples map[string]map[string][]sample // scenario -> contender -> rounds
+	pairs   map[string][]dropInPair        // scenario -> runDropIn's pairs
+}
+
+// dropInPair is one back-to-back run of the drop-in and what it replaces.
+type dropInPair struct{ ours, theirs sample }
+
+func (r *report) addPair(scenario string, ours, theirs sample) {
+	if r.pairs == nil {
+		r.pairs = map[string][]dropInPair{}
+	}
+	if _, ok := r.pairs[scenario]; !ok && r.samples[scenario] == nil {
+		r.order = append(r.order, scenario)
+	}
+	r.pairs[scenario] = append(r.pairs[scenario], dropInPair{ours, theirs})
 }
 
 func newReport(admin *redis.Client, rounds int, d time.Duration) *report {
@@ -125,33 +139,39 @@ const (
 	replaced = "go-zero RedisLock"
 )
 
-// dropInTable compares, in every scenario that has both, the drop-in with
-// what it replaces: the median over rounds of the drop-in's rate divided
-// by go-zero's RedisLock's rate in the same round.
+// dropInTable compares the drop-in with what it replaces in runDropIn's
+// pairs: the median of each pair's ratio of rates, with the share of pairs
+// the drop-in won, and each one's median Redis µs/op.
 func (r *report) dropInTable() string {
 	var b strings.Builder
 	for _, sc := range r.order {
-		ours, theirs := r.samples[sc][dropIn], r.samples[sc][replaced]
-		if len(ours) == 0 || len(theirs) == 0 {
+		pairs := r.pairs[sc]
+		if len(pairs) == 0 {
 			continue
 		}
 		if b.Len() == 0 {
 			b.WriteString("\n## The drop-in against what it replaces\n\n" +
-				"zerolock's lock on go-zero's store against go-zero's own RedisLock on the same store: the median\n" +
-				"over the rounds of each round's ratio of their rates, and each one's Redis µs/op (median).\n\n" +
-				"| scenario | x go-zero RedisLock | zerolock Redis µs/op | go-zero Redis µs/op |\n|---|---:|---:|---:|\n")
+				"zerolock's lock on go-zero's store against go-zero's own RedisLock on the same store, measured\n" +
+				"apart from the tables above in pairs of runs back to back (half a round's length each, the\n" +
+				"order alternating from pair to pair): the median of the pairs' ratios of rates, how many\n" +
+				"pairs the drop-in won, and each one's Redis µs/op (median).\n\n" +
+				"| scenario | x go-zero RedisLock | pairs won | zerolock Redis µs/op | go-zero Redis µs/op |\n" +
+				"|---|---:|---:|---:|---:|\n")
 		}
 		var ratios, usOurs, usTheirs []float64
-		for i := range ours {
-			if i < len(theirs) && theirs[i].ops > 0 {
-				ratios = append(ratios, ours[i].ops/theirs[i].ops)
+		won := 0
+		for _, p := range pairs {
+			if p.theirs.ops > 0 {
+				ratios = append(ratios, p.ours.ops/p.theirs.ops)
 			}
-			usOurs = append(usOurs, ours[i].usecOp)
+			if p.ours.ops > p.theirs.ops {
+				won++
+			}
+			usOurs = append(usOurs, p.ours.usecOp)
+			usTheirs = append(usTheirs, p.theirs.usecOp)
 		}
-		for _, s := range theirs {
-			usTheirs = append(usTheirs, s.usecOp)
-		}
-		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.2f |\n", sc, median(ratios), median(usOurs), median(usTheirs))
+		fmt.Fprintf(&b, "| %s | %.2f | %d of %d | %.2f | %.2f |\n", sc, median(ratios), won, len(pairs),
+			median(usOurs), median(usTheirs))
 	}
 	return b.String()
 }
