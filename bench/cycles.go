@@ -38,14 +38,14 @@ type cycleContender struct {
 }
 
 var cycleContenders = []cycleContender{
-	{"floor (SET NX + EVALSHA)", func(c clients, key string) cycler {
+	{rawFloor, func(c clients, key string) cycler {
 		return &floor{client: c.redis, key: key, token: "floor-" + key}
 	}},
-	{"zerolock on go-redis", func(c clients, key string) cycler {
+	{onGoRedis, func(c clients, key string) cycler {
 		l := redislock.NewWithClient(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
 		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
 	}},
-	{"zerolock on go-redis, WithoutWakeups", func(c clients, key string) cycler {
+	{quietOnRedis, func(c clients, key string) cycler {
 		l := redislock.NewWithClient(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0),
 			redislock.WithoutWakeups())
 		return lockCycler{l.AcquireCtx, l.ReleaseCtx}

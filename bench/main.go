@@ -24,14 +24,14 @@ func main() {
 	duration := flag.Duration("duration", time.Second, "length of one contender's run in a round")
 	out := flag.String("out", "", "a directory to write BENCHMARKS.md and benchmarks.svg (or BACKENDS.md) to")
 	backends := flag.Bool("backends", false, "compare the lock backends (Redis, Redlock, etcd, ZooKeeper) instead, writing BACKENDS.md")
-	dropInOnly := flag.Bool("dropin", false, "run only the drop-in pairs (zerolock on go-zero against go-zero's RedisLock) and print their table")
+	pairsOnly := flag.Bool("pairs", false, "run only the paired comparisons (the drop-in against go-zero's RedisLock, zerolock on go-redis against the floor) and print their table")
 	flag.Parse()
 	logx.Disable()
 	var err error
 	if *backends {
 		err = runBackends(3, 200, 30, *out)
 	} else {
-		err = run(*addr, *rounds, *duration, *out, *dropInOnly)
+		err = run(*addr, *rounds, *duration, *out, *pairsOnly)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -39,7 +39,7 @@ func main() {
 	}
 }
 
-func run(addr string, rounds int, d time.Duration, out string, dropInOnly bool) error {
+func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) error {
 	if addr == "" {
 		dir, err := os.MkdirTemp("", "zerolock-bench-")
 		if err != nil {
@@ -70,13 +70,13 @@ func run(addr string, rounds int, d time.Duration, out string, dropInOnly bool) 
 		return err
 	}
 
-	if dropInOnly {
+	if pairsOnly {
 		zprom.Enable()
 		rep := newReport(admin, rounds, d)
 		for r := 0; r < rounds; r++ {
-			runDropIn(cl, admin, rep, r, d)
+			runPairs(cl, admin, rep, r, d)
 		}
-		fmt.Print(rep.dropInTable())
+		fmt.Print(rep.pairTable())
 		return nil
 	}
 	hb, err := startHTTP(cl)
@@ -145,7 +145,7 @@ func run(addr string, rounds int, d time.Duration, out string, dropInOnly bool) 
 					r+1, sc.name, c.name, s.ops, s.usecOp, s.errors)
 			}
 		}
-		runDropIn(cl, admin, rep, r, d)
+		runPairs(cl, admin, rep, r, d)
 		if vb != nil {
 			runValkey(vb, rep, r, d)
 		}

@@ -30,20 +30,23 @@ type report struct {
 	order   []string                       // scenarios in order
 	names   map[string][]string            // scenario -> contenders in order
 	samples map[string]map[string][]sample // scenario -> contender -> rounds
-	pairs   map[string][]dropInPair        // scenario -> runDropIn's pairs
+	pairs   map[string]map[[2]string][]pairRun // scenario -> pairing -> runPairs' pairs
 }
 
-// dropInPair is one back-to-back run of the drop-in and what it replaces.
-type dropInPair struct{ ours, theirs sample }
+// pairRun is one back-to-back run of a contender and its baseline.
+type pairRun struct{ contender, baseline sample }
 
-func (r *report) addPair(scenario string, ours, theirs sample) {
+func (r *report) addPair(scenario string, pg [2]string, contender, baseline sample) {
 	if r.pairs == nil {
-		r.pairs = map[string][]dropInPair{}
+		r.pairs = map[string]map[[2]string][]pairRun{}
 	}
-	if _, ok := r.pairs[scenario]; !ok && r.samples[scenario] == nil {
-		r.order = append(r.order, scenario)
+	if _, ok := r.pairs[scenario]; !ok {
+		r.pairs[scenario] = map[[2]string][]pairRun{}
+		if r.samples[scenario] == nil {
+			r.order = append(r.order, scenario)
+		}
 	}
-	r.pairs[scenario] = append(r.pairs[scenario], dropInPair{ours, theirs})
+	r.pairs[scenario][pg] = append(r.pairs[scenario][pg], pairRun{contender, baseline})
 }
 
 func newReport(admin *redis.Client, rounds int, d time.Duration) *report {
@@ -132,46 +135,42 @@ func (r *report) table() string {
 	return b.String()
 }
 
-// The drop-in comparison: zerolock's lock on go-zero's store against
-// go-zero's own RedisLock on the same store.
-const (
-	dropIn   = "zerolock on go-zero"
-	replaced = "go-zero RedisLock"
-)
-
-// dropInTable compares the drop-in with what it replaces in runDropIn's
-// pairs: the median of each pair's ratio of rates, with the share of pairs
-// the drop-in won, and each one's median Redis µs/op.
-func (r *report) dropInTable() string {
+// pairTable reports runPairs' comparisons: for each scenario and pairing,
+// the median of the pairs' ratios of rates, how many pairs the contender
+// won, and each one's median Redis µs/op.
+func (r *report) pairTable() string {
 	var b strings.Builder
 	for _, sc := range r.order {
-		pairs := r.pairs[sc]
-		if len(pairs) == 0 {
-			continue
-		}
-		if b.Len() == 0 {
-			b.WriteString("\n## The drop-in against what it replaces\n\n" +
-				"zerolock's lock on go-zero's store against go-zero's own RedisLock on the same store, measured\n" +
-				"apart from the tables above in pairs of runs back to back (half a round's length each, the\n" +
-				"order alternating from pair to pair): the median of the pairs' ratios of rates, how many\n" +
-				"pairs the drop-in won, and each one's Redis µs/op (median).\n\n" +
-				"| scenario | x go-zero RedisLock | pairs won | zerolock Redis µs/op | go-zero Redis µs/op |\n" +
-				"|---|---:|---:|---:|---:|\n")
-		}
-		var ratios, usOurs, usTheirs []float64
-		won := 0
-		for _, p := range pairs {
-			if p.theirs.ops > 0 {
-				ratios = append(ratios, p.ours.ops/p.theirs.ops)
+		for _, pg := range pairings {
+			runs := r.pairs[sc][pg]
+			if len(runs) == 0 {
+				continue
 			}
-			if p.ours.ops > p.theirs.ops {
-				won++
+			if b.Len() == 0 {
+				b.WriteString("\n## Paired comparisons: the drop-in and the floor\n\n" +
+					"Measured apart from the tables above, in pairs of runs back to back (half a round's length\n" +
+					"each, the order alternating from pair to pair), so that each ratio compares runs moments apart:\n" +
+					"zerolock's lock on go-zero's store against go-zero's own RedisLock on the same store, and\n" +
+					"zerolock on go-redis against the raw floor. The ratio is the median of the pairs' ratios of\n" +
+					"rates; Redis µs/op are medians.\n\n" +
+					"| scenario | contender | baseline | x baseline | pairs won | Redis µs/op | baseline's |\n" +
+					"|---|---|---|---:|---:|---:|---:|\n")
 			}
-			usOurs = append(usOurs, p.ours.usecOp)
-			usTheirs = append(usTheirs, p.theirs.usecOp)
+			var ratios, usC, usB []float64
+			won := 0
+			for _, p := range runs {
+				if p.baseline.ops > 0 {
+					ratios = append(ratios, p.contender.ops/p.baseline.ops)
+				}
+				if p.contender.ops > p.baseline.ops {
+					won++
+				}
+				usC = append(usC, p.contender.usecOp)
+				usB = append(usB, p.baseline.usecOp)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %.2f | %d of %d | %.2f | %.2f |\n", sc, pg[0], pg[1],
+				median(ratios), won, len(runs), median(usC), median(usB))
 		}
-		fmt.Fprintf(&b, "| %s | %.2f | %d of %d | %.2f | %.2f |\n", sc, median(ratios), won, len(pairs),
-			median(usOurs), median(usTheirs))
 	}
 	return b.String()
 }
@@ -256,7 +255,7 @@ func (r *report) write(dir string) error {
 	b.WriteString(r.machine())
 	b.WriteString("\n![ratio to the floor](benchmarks.svg)\n")
 	b.WriteString(r.table())
-	b.WriteString(r.dropInTable())
+	b.WriteString(r.pairTable())
 	b.WriteString(r.redisCPU())
 	return os.WriteFile(filepath.Join(dir, "BENCHMARKS.md"), []byte(b.String()), 0o644)
 }
