@@ -43,7 +43,7 @@ func runPairs(cl clients, admin *redis.Client, rep *report, round int, d time.Du
 	}
 	half := d / 2
 	for _, sc := range scenarios {
-		for _, pg := range pairings {
+		for pi, pg := range pairings {
 			for p := 0; p < pairsPerRound; p++ {
 				n := round*pairsPerRound + p
 				order := [2]int{0, 1}
@@ -52,8 +52,10 @@ func runPairs(cl clients, admin *redis.Client, rep *report, round int, d time.Du
 				}
 				var got [2]sample
 				for _, i := range order {
-					// Keys of their own: a run cut off at its end may leave a key held.
-					got[i] = runCycles(cl, admin, byName[pg[i]], sc, 10000+n, half)
+					// Keys of their own, apart from every other run's (the
+					// floor is in two pairings): a run cut off at its end may
+					// leave a key held until its expiry.
+					got[i] = runCycles(cl, admin, byName[pg[i]], sc, 10000*(pi+1)+n, half)
 				}
 				rep.addPair(sc.name, pg, got[0], got[1])
 				fmt.Fprintf(os.Stderr, "round %d  %-34s pair %d: %s %.0f vs %s %.0f op/s\n",

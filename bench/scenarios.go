@@ -37,7 +37,10 @@ type sample struct {
 // runCycles runs c's cyclers for d and measures them, with the Redis CPU
 // they cost.
 func runCycles(cl clients, admin *redis.Client, c cycleContender, sc scenario, round int, d time.Duration) sample {
-	prefix := fmt.Sprintf("bench:%s:%d:", strings.ReplaceAll(c.name, " ", ""), round)
+	// The scenario and round in every key: a run's in-flight cycle cut off
+	// by its deadline may leave its key held until expiry, and another run
+	// on that key would measure refusals.
+	prefix := fmt.Sprintf("bench:%s:%s:%d:", strings.ReplaceAll(sc.name, " ", ""), strings.ReplaceAll(c.name, " ", ""), round)
 	before := commandUsec(admin)
 	s := drive(sc.goroutines, d, func(g int) func(context.Context) error {
 		key := prefix + strconv.Itoa(g)
