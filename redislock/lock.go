@@ -396,9 +396,19 @@ func (rl *RedisLock) release(ctx context.Context) (bool, error) {
 		return false, rl.wrap(ctx, "release", err)
 	}
 	seen := rl.state.beginRelease()
-	cmd, err := within(ctx, rl.guard, func() *redis.Cmd {
-		return rl.sendRelease(ctx)
-	})
+	var (
+		cmd *redis.Cmd
+		err error
+	)
+	if rl.guard == guardNone {
+		// Called directly, as in try: a closure handed to within escapes
+		// to its goroutine, an allocation on every release.
+		cmd = rl.sendRelease(ctx)
+	} else {
+		cmd, err = within(ctx, rl.guard, func() *redis.Cmd {
+			return rl.sendRelease(ctx)
+		})
+	}
 	var reply any
 	if err == nil {
 		reply, err = cmd.Result()
