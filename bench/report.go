@@ -26,10 +26,10 @@ type report struct {
 	admin   *redis.Client
 	rounds  int
 	runTime time.Duration
-	valkey  string                         // the Valkey scenarios' server, or why they were skipped
-	order   []string                       // scenarios in order
-	names   map[string][]string            // scenario -> contenders in order
-	samples map[string]map[string][]sample // scenario -> contender -> rounds
+	valkey  string                             // the Valkey scenarios' server, or why they were skipped
+	order   []string                           // scenarios in order
+	names   map[string][]string                // scenario -> contenders in order
+	samples map[string]map[string][]sample     // scenario -> contender -> rounds
 	pairs   map[string]map[[2]string][]pairRun // scenario -> pairing -> runPairs' pairs
 }
 
