@@ -27,12 +27,13 @@ func sharedSetGet(s *setGetSupport) Option {
 
 // setNXGet is the fast acquire on a store that resends commands after a
 // lost reply and cannot be told not to (on go-zero's, after a refusal: see
-// setNXPlain): SET key token NX PX px GET. A resend finds the key holding our own token and says so (mine),
-// where SET NX would answer "not set" for a lock we hold. refused reports a
-// server that does not accept NX with GET; the caller runs the script. Its
-// success reply is nil, which go-redis checks with allocating error
-// matching; setNXOnce avoids that where it can, and go-zero's store sends
-// it in a script that answers 1 instead (setnxget.lua).
+// setNXPlain): SET key token NX PX px GET. A resend finds the key holding
+// our own token and says so (mine), where SET NX would answer "not set"
+// for a lock we hold. refused reports a server that does not accept NX
+// with GET; the caller runs the script. Its success reply is nil, which
+// go-redis checks with allocating error matching; setNXOnce avoids that
+// where it can, and go-zero's store sends it in a script that answers 1
+// instead (setnxget.lua).
 func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, refused bool, err error) {
 	var held string
 	if gz, isGoZero := rl.store.(goZeroStore); isGoZero {
@@ -72,7 +73,7 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 // setnxget.lua costs it about 1.8 µs more per acquire: it hashes the
 // script's code on every call). Its refusal, nil, cannot tell another's
 // hold from our own (go-zero's client resends a command after a lost
-// reply), so tried reports it and the caller runs the acquire script,
+// reply), so it reports refused and the caller runs the acquire script,
 // which can, and the instance's next tries send setnxget.lua, which
 // answers with the holder in one round trip, until one succeeds: under
 // contention a refusal costs one round trip, as before, and without it an
