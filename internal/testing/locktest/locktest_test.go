@@ -19,9 +19,11 @@ func TestMain(m *testing.M) {
 }
 
 // memOptions are what the in-memory backend claims: everything, with
-// exact expiry.
+// exact expiry. 300 ms leaves the refresher check's sleeps (a quarter of
+// the expiry) room for a test goroutine descheduled under -race on a
+// loaded machine: at 100 ms a 75 ms stall let a refreshed hold lapse.
 var memOptions = locktest.Options{
-	Expiry: 100 * time.Millisecond,
+	Expiry: 300 * time.Millisecond,
 	Slack:  2 * time.Second,
 	Waiter: true, TTLer: true, Watcher: true, Fencer: true, Refresher: true,
 }
