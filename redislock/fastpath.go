@@ -42,7 +42,6 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 		if err == nil {
 			switch reply := reply.(type) {
 			case int64: // 1: the key was free
-				rl.refusedLast.Store(false)
 				return true, false, false, nil
 			case string:
 				held = reply
@@ -75,9 +74,10 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 // hold from our own (go-zero's client resends a command after a lost
 // reply), so it reports refused and the caller runs the acquire script,
 // which can, and the instance's next tries send setnxget.lua, which
-// answers with the holder in one round trip, until one succeeds: under
-// contention a refusal costs one round trip, as before, and without it an
-// acquire costs the server one SET.
+// answers with the holder in one round trip, until one of its acquires
+// succeeds: under contention the first refusal after a success costs two
+// round trips and later ones one, as before; without it an acquire costs
+// the server one SET.
 func (rl *RedisLock) setNXPlain(ctx context.Context, gz goZeroStore, px time.Duration) (ok, refused bool, err error) {
 	reply, err := gz.do(ctx, rl.acquireCmds(px).setNX)
 	switch {
@@ -136,7 +136,8 @@ func (rl *RedisLock) setNXOnce(ctx context.Context, px time.Duration) (bool, err
 }
 
 // acquireCmds are a lock's acquire commands for one expiry, every argument
-// boxed once: go-zero's store sends them as they are (setNXGet and script),
+// boxed once: go-zero's store sends them as they are (setNX, setNXGet and
+// script),
 // the other stores run s with argv. They are built when the expiry changes
 // (SetExpire), not on every acquire, where boxing the arguments cost five
 // allocations, and shared by concurrent acquires, which only read them.

@@ -206,6 +206,17 @@ func TestGoZeroBefore7(t *testing.T) {
 	if n := refuse.refused.Load(); n != 1 {
 		t.Fatalf("setnxget.lua refused %d times, want once (the rival's)", n)
 	}
+	// Once the rival acquires (by the script, on this server), its next
+	// fresh acquire is a plain SET NX PX again: no script.
+	admin := srv.Client(t)
+	mustAcquire(t, rival, true)
+	mustRelease(t, rival, true)
+	scripts := redistest.Calls(t, admin, "eval", "evalsha")
+	mustAcquire(t, rival, true)
+	if n := redistest.Calls(t, admin, "eval", "evalsha") - scripts; n != 0 {
+		t.Fatalf("the rival's fresh acquire after acquiring ran %d scripts, want 0 (SET NX PX)", n)
+	}
+	mustRelease(t, rival, true)
 }
 
 // refuseScriptHook answers EVAL of code as Redis 6.2 answers a script whose

@@ -44,9 +44,9 @@ type RedisLock struct {
 	fence   atomic.Int64                // fencing token of the current hold
 	acqCmds atomic.Pointer[acquireCmds] // built once per expiry
 	state   holdState
-	// refusedLast: this instance's last fast try on go-zero's store was
-	// refused, so the next sends setnxget.lua rather than SET NX (see
-	// setNXPlain).
+	// refusedLast: this instance was refused on go-zero's store and has
+	// not acquired since, so its next fast try sends setnxget.lua rather
+	// than SET NX (see setNXPlain).
 	refusedLast atomic.Bool
 
 	holdExpiry // the expiry SetExpire sets, and the tolerance
@@ -262,6 +262,9 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, wait
 			// re-entrant acquire does.
 			r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, false)
 		}
+	}
+	if r.ok && rl.refusedLast.Load() {
+		rl.refusedLast.Store(false) // acquired, by whichever path: SET NX again
 	}
 	return r
 }

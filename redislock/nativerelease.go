@@ -96,6 +96,13 @@ func (rl *RedisLock) sendRelease(ctx context.Context) *redis.Cmd {
 	if rl.native != nil {
 		if c := rl.native.current(ctx, rl.store, rl.proc); c != releaseByScript {
 			cmd := sendNative(ctx, rl.store, rl.proc, c, rl.key, rl.tokenArg)
+			if redis.HasErrorPrefix(cmd.Err(), "WRONGTYPE") {
+				// The key holds another type: not ours, as release.lua
+				// answers (go-zero's breaker has counted the error reply).
+				cmd.SetErr(nil)
+				cmd.SetVal(int64(0))
+				return cmd
+			}
 			if !refusedCommand(cmd.Err()) {
 				return cmd
 			}
