@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,44 +44,116 @@ func loadConfig(t *testing.T) config.Config {
 	var c config.Config
 	conf.MustLoad(filepath.Join("..", "..", "etc", "api.yaml"), &c, conf.UseEnv())
 	c.CpuThreshold = 0
+	c.Port = freePort(t)
+	return c
+}
+
+// freePort is a loopback port the kernel had free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Port = l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return c
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startServer runs the service as main does, on c's port, until the test ends.
+// startServer runs the service as main does, on c's port, until the test
+// ends. Another process may take the port between loadConfig and the
+// server's bind (make test runs every package at once): the server is then
+// started again on another port, up to three times. The base URL it
+// returns has the port the server got.
 func startServer(t *testing.T, c config.Config) (base string, sc *svc.ServiceContext) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		base, sc, err := tryStartServer(t, c)
+		if err == nil {
+			return base, sc
+		}
+		if attempt == 3 || !errors.Is(err, syscall.EADDRINUSE) {
+			t.Fatalf("start the service on port %d: %v", c.Port, err)
+		}
+		c.Port = freePort(t)
+	}
+}
+
+// tryStartServer starts the service on c's port and waits until it
+// answers; go-zero panics when it cannot bind, which it returns as an
+// error.
+func tryStartServer(t *testing.T, c config.Config) (string, *svc.ServiceContext, error) {
 	t.Helper()
 	server := rest.MustNewServer(c.RestConf)
 	logx.Disable() // MustNewServer set logging up again
-	sc = svc.NewServiceContext(c)
+	sc := svc.NewServiceContext(c)
 	httpx.SetErrorHandlerCtx(errorx.Handler)
 	handler.RegisterHandlers(server, sc)
 	if err := middleware.CheckRoutes(server, c.Lock); err != nil {
+		sc.Close()
 		t.Fatalf("etc/api.yaml's lock rules and the demo's routes disagree: %v", err)
 	}
 	started := make(chan *http.Server, 1)
-	go server.StartWithOpts(func(s *http.Server) { started <- s })
+	failed := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err, ok := r.(error)
+				if !ok {
+					err = fmt.Errorf("%v", r)
+				}
+				failed <- err
+			}
+		}()
+		server.StartWithOpts(func(s *http.Server) { started <- s })
+	}()
 	hs := <-started
-	t.Cleanup(func() {
-		_ = hs.Shutdown(context.Background())
-		sc.Close()
-	})
-	base = fmt.Sprintf("http://127.0.0.1:%d", c.Port)
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(base + "/stock/sku-1"); err == nil {
-			resp.Body.Close()
-			return base, sc
+	base := fmt.Sprintf("http://127.0.0.1:%d", c.Port)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-failed:
+			sc.Close()
+			return "", nil, err
+		default:
 		}
-		time.Sleep(10 * time.Millisecond)
+		// 200 from the demo's own route, not from another process's
+		// server that holds the port while ours fails to bind.
+		resp, err := http.Get(base + "/stock/sku-1")
+		if err != nil {
+			continue
+		}
+		ours := resp.StatusCode == http.StatusOK
+		resp.Body.Close()
+		if ours {
+			t.Cleanup(func() {
+				_ = hs.Shutdown(context.Background())
+				sc.Close()
+			})
+			return base, sc, nil
+		}
 	}
-	t.Fatal("server did not start")
-	return "", nil
+	_ = hs.Shutdown(context.Background())
+	sc.Close()
+	return "", nil, fmt.Errorf("the service did not answer within 5 s")
+}
+
+// TestStartServerRetriesATakenPort: the harness starts the service on
+// another port when its own was taken before the bind.
+func TestStartServerRetriesATakenPort(t *testing.T) {
+	t.Setenv("ZEROLOCK_REDIS_HOST", "")
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	c := loadConfig(t)
+	c.Port = taken.Addr().(*net.TCPAddr).Port
+	base, _ := startServer(t, c)
+	if base == fmt.Sprintf("http://127.0.0.1:%d", c.Port) {
+		t.Fatalf("the service says it runs on the taken port %d", c.Port)
+	}
+	if n := stockOf(t, base, "sku-1"); n <= 0 {
+		t.Fatalf("stock of sku-1 on %s = %d", base, n)
+	}
 }
 
 func deduct(t *testing.T, base, sku string, count int) (int, map[string]any) {

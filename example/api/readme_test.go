@@ -3,7 +3,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -41,8 +40,8 @@ func TestReadmeCurlBlocks(t *testing.T) {
 
 	t.Setenv("ZEROLOCK_REDIS_HOST", "")
 	c := loadConfig(t)
-	startServer(t, c)
-	addr := fmt.Sprintf("127.0.0.1:%d", c.Port)
+	base, _ := startServer(t, c)
+	addr := strings.TrimPrefix(base, "http://")
 
 	for _, b := range blocks {
 		if len(b.Want) == 0 {
