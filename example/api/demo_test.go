@@ -79,8 +79,8 @@ func startServer(t *testing.T, c config.Config) (base string, sc *svc.ServiceCon
 }
 
 // tryStartServer starts the service on c's port and waits until it
-// answers; go-zero panics when it cannot bind, which it returns as an
-// error.
+// accepts a connection; go-zero panics when it cannot bind, which it
+// returns as an error.
 func tryStartServer(t *testing.T, c config.Config) (string, *svc.ServiceContext, error) {
 	t.Helper()
 	server := rest.MustNewServer(c.RestConf)
@@ -93,6 +93,7 @@ func tryStartServer(t *testing.T, c config.Config) (string, *svc.ServiceContext,
 		t.Fatalf("etc/api.yaml's lock rules and the demo's routes disagree: %v", err)
 	}
 	started := make(chan *http.Server, 1)
+	accepted := make(chan struct{}, 1)
 	failed := make(chan error, 1)
 	go func() {
 		defer func() {
@@ -104,36 +105,57 @@ func tryStartServer(t *testing.T, c config.Config) (string, *svc.ServiceContext,
 				failed <- err
 			}
 		}()
-		server.StartWithOpts(func(s *http.Server) { started <- s })
+		server.StartWithOpts(func(s *http.Server) {
+			s.ConnState = func(net.Conn, http.ConnState) {
+				select {
+				case accepted <- struct{}{}:
+				default:
+				}
+			}
+			started <- s
+		})
 	}()
-	hs := <-started
-	base := fmt.Sprintf("http://127.0.0.1:%d", c.Port)
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		select {
-		case err := <-failed:
-			sc.Close()
-			return "", nil, err
-		default:
-		}
-		// 200 from the demo's own route, not from another process's
-		// server that holds the port while ours fails to bind.
-		resp, err := http.Get(base + "/stock/sku-1")
+	var hs *http.Server
+	select {
+	case hs = <-started:
+	case err := <-failed:
+		sc.Close()
+		return "", nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", c.Port)
+	// Ours once our server's ConnState hook sees the probe's connection: a
+	// connection to the port could reach another process's server while
+	// ours fails to bind.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
+			select {
+			case err := <-failed:
+				sc.Close()
+				return "", nil, err
+			case <-time.After(10 * time.Millisecond):
+			}
 			continue
 		}
-		ours := resp.StatusCode == http.StatusOK
-		resp.Body.Close()
-		if ours {
+		select {
+		case <-accepted:
+			conn.Close()
 			t.Cleanup(func() {
 				_ = hs.Shutdown(context.Background())
 				sc.Close()
 			})
-			return base, sc, nil
+			return "http://" + addr, sc, nil
+		case err := <-failed:
+			conn.Close()
+			sc.Close()
+			return "", nil, err
+		case <-time.After(time.Second):
+			conn.Close()
 		}
 	}
 	_ = hs.Shutdown(context.Background())
 	sc.Close()
-	return "", nil, fmt.Errorf("the service did not answer within 5 s")
+	return "", nil, fmt.Errorf("the service did not accept a connection within 5 s")
 }
 
 // TestStartServerRetriesATakenPort: the harness starts the service on

@@ -1,6 +1,7 @@
 package resttest_test
 
 import (
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -79,5 +80,27 @@ func TestOrdersConf(t *testing.T) {
 	if c.Mode != "window" || c.Expire != time.Second || len(c.Rules) != 1 ||
 		c.Rules[0].Method != http.MethodPost || c.Rules[0].Path != "/orders" || strings.Join(c.Rules[0].Keys, ",") != "json:orderId" {
 		t.Fatalf("OrdersConf = %+v", c)
+	}
+}
+
+// TestServeConfRetriesATakenPort: a server whose port another listener
+// took before the bind is started on another port, and the URL says so.
+func TestServeConfRetriesATakenPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	c := resttest.Conf(t)
+	c.Port = taken.Addr().(*net.TCPAddr).Port
+	base := resttest.ServeConf(t, c, func(s *rest.Server) {}, []rest.Route{{
+		Method: http.MethodGet, Path: "/ping",
+		Handler: func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("pong")) },
+	}})
+	if base == "http://"+taken.Addr().String() {
+		t.Fatalf("the server says it runs on the taken port: %s", base)
+	}
+	if r := resttest.Do(t, http.MethodGet, base+"/ping", ""); r.Status != http.StatusOK || r.Body != "pong" {
+		t.Fatalf("GET /ping on %s: %d %q", base, r.Status, r.Body)
 	}
 }
