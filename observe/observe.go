@@ -81,18 +81,23 @@ type Instruments struct {
 
 // registry holds every Instruments made, by [backend, kind, name]. Reads
 // are lock-free (a lock is made per request in the middleware and in
-// go-zero-style code); count, under mu, bounds the distinct entries.
+// go-zero-style code); count, under mu, bounds the distinct entries, and
+// aliases the names past the bound remembered as "other", so that names
+// made from keys cannot grow the map for the life of the process.
 var registry struct {
-	m     sync.Map // [3]string -> *Instruments
-	mu    sync.Mutex
-	count int
+	m       sync.Map // [3]string -> *Instruments
+	mu      sync.Mutex
+	count   int
+	aliases int
 }
 
 // For returns the Instruments of the locks called name of kind (mutex,
 // semaphore, multilock, rwlock-read, rwlock-write) on backend (redis,
 // redlock, etcd, zookeeper). A lock calls it once, when it is made; a
 // known name costs a lock-free map read and no allocation. Past MaxNames
-// distinct backend, kind and name triples, new names report as "other".
+// distinct backend, kind and name triples, new names report as "other"
+// (the first MaxNames of them still looked up without a lock, the rest
+// under the registry's lock, so that the registry stays bounded).
 func For(backend, kind, name string) *Instruments {
 	if name == "" {
 		name = Unnamed
@@ -109,7 +114,10 @@ func For(backend, kind, name string) *Instruments {
 	if registry.count >= MaxNames {
 		other := [3]string{backend, kind, "other"}
 		if in, ok := registry.m.Load(other); ok {
-			registry.m.Store(id, in) // later lookups of this name stay lock-free
+			if registry.aliases < MaxNames {
+				registry.m.Store(id, in) // later lookups of this name stay lock-free
+				registry.aliases++
+			}
 			return in.(*Instruments)
 		}
 		id = other

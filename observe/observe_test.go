@@ -33,6 +33,15 @@ func recording(t *testing.T) (context.Context, oteltrace.Span, *tracetest.SpanRe
 	return ctx, span, rec
 }
 
+// outcomeCounts reads in's acquisitions by outcome.
+func outcomeCounts(in *Instruments) map[Outcome]float64 {
+	counts := map[Outcome]float64{}
+	for _, o := range []Outcome{Acquired, Busy, Timeout, Error} {
+		counts[o] = testutil.ToFloat64(in.outcomes[outcomeIndex(o)])
+	}
+	return counts
+}
+
 // samples is the number of observations of a histogram child.
 func samples(t *testing.T, o prom.Observer) uint64 {
 	t.Helper()
@@ -47,6 +56,9 @@ func TestAcquireMetricsAndSpans(t *testing.T) {
 	const name = "TestAcquireMetricsAndSpans"
 	in := For("redis", "mutex", name)
 	ctx, request, rec := recording(t)
+	// Deltas: the registry is the process's, and -count runs a test again.
+	before := outcomeCounts(in)
+	waits := samples(t, in.wait)
 
 	_, a := in.StartAcquire(ctx, true)
 	a.End(Acquired, 7, nil)
@@ -56,13 +68,14 @@ func TestAcquireMetricsAndSpans(t *testing.T) {
 	c.End(Error, 0, errors.New("redis down"))
 	request.End()
 
-	for outcome, want := range map[string]float64{"acquired": 1, "busy": 0, "timeout": 1, "error": 1} {
-		if got := testutil.ToFloat64(acquisitions.WithLabelValues(name, "redis", "mutex", outcome)); got != want {
-			t.Errorf("acquisitions{outcome=%s} = %v; want %v", outcome, got, want)
+	after := outcomeCounts(in)
+	for outcome, want := range map[Outcome]float64{Acquired: 1, Busy: 0, Timeout: 1, Error: 1} {
+		if got := after[outcome] - before[outcome]; got != want {
+			t.Errorf("acquisitions{outcome=%s} went up by %v; want %v", outcome, got, want)
 		}
 	}
-	if n := samples(t, in.wait); n != 2 {
-		t.Errorf("wait_seconds has %d samples; want 2 (the waiting acquires only)", n)
+	if n := samples(t, in.wait) - waits; n != 2 {
+		t.Errorf("wait_seconds has %d new samples; want 2 (the waiting acquires only)", n)
 	}
 
 	var acquires []sdktrace.ReadOnlySpan
@@ -94,6 +107,16 @@ func TestWatchEvents(t *testing.T) {
 	const name = "TestWatchEvents"
 	in := For("redis", "mutex", name)
 	ctx, request, rec := recording(t)
+	read := func() map[string]float64 {
+		return map[string]float64{
+			"renewals":      testutil.ToFloat64(in.renewals),
+			"renew_failed":  testutil.ToFloat64(in.renewFailed),
+			"lost taken":    testutil.ToFloat64(lost.WithLabelValues(name, "redis", "mutex", "taken_over")),
+			"lost deleted":  testutil.ToFloat64(lost.WithLabelValues(name, "redis", "mutex", "deleted")),
+			"released gone": testutil.ToFloat64(in.releasedGone),
+		}
+	}
+	before, holds := read(), samples(t, in.hold)
 	w := in.StartWatch(ctx)
 	w.Renewed()
 	w.RenewFailed(errors.New("timeout"))
@@ -102,20 +125,14 @@ func TestWatchEvents(t *testing.T) {
 	in.ReleasedGone()
 	request.End()
 
-	checks := map[string]float64{
-		"renewals":      testutil.ToFloat64(in.renewals),
-		"renew_failed":  testutil.ToFloat64(in.renewFailed),
-		"lost taken":    testutil.ToFloat64(lost.WithLabelValues(name, "redis", "mutex", "taken_over")),
-		"lost deleted":  testutil.ToFloat64(lost.WithLabelValues(name, "redis", "mutex", "deleted")),
-		"released gone": testutil.ToFloat64(in.releasedGone),
-	}
+	after := read()
 	for what, want := range map[string]float64{"renewals": 1, "renew_failed": 1, "lost taken": 1, "lost deleted": 0, "released gone": 1} {
-		if checks[what] != want {
-			t.Errorf("%s = %v; want %v", what, checks[what], want)
+		if got := after[what] - before[what]; got != want {
+			t.Errorf("%s went up by %v; want %v", what, got, want)
 		}
 	}
-	if n := samples(t, in.hold); n != 1 {
-		t.Errorf("hold_seconds has %d samples; want 1", n)
+	if n := samples(t, in.hold) - holds; n != 1 {
+		t.Errorf("hold_seconds has %d new samples; want 1", n)
 	}
 	spans := rec.Ended()
 	if len(spans) != 1 {
@@ -133,14 +150,15 @@ func TestWatchEvents(t *testing.T) {
 func TestSwitchesAndBounds(t *testing.T) {
 	in := For("redis", "mutex", "TestSwitches")
 	ctx, request, rec := recording(t)
+	before := testutil.ToFloat64(in.outcomes[0])
 	SetMetrics(false)
 	SetTracing(false)
 	t.Cleanup(func() { SetMetrics(true); SetTracing(true) })
 	_, a := in.StartAcquire(ctx, true)
 	a.End(Acquired, 0, nil)
 	request.End()
-	if got := testutil.ToFloat64(in.outcomes[0]); got != 0 {
-		t.Errorf("acquired = %v with metrics off; want 0", got)
+	if got := testutil.ToFloat64(in.outcomes[0]) - before; got != 0 {
+		t.Errorf("acquired went up by %v with metrics off; want 0", got)
 	}
 	if n := len(rec.Ended()); n != 1 {
 		t.Errorf("%d spans with tracing off; want the request span only", n)
@@ -184,6 +202,19 @@ func TestNamesBounded(t *testing.T) {
 	}
 	if again := For("redis", "bounded", "name-0"); again.name != "name-0" {
 		t.Errorf("a name registered before the bound reports as %q", again.name)
+	}
+	// Names made from keys, far past the bound, do not grow the registry
+	// past MaxNames entries and MaxNames remembered aliases (and a few
+	// "other" entries, one per backend and kind).
+	for i := 0; i < 3*MaxNames; i++ {
+		if in := For("redis", "bounded", "key-"+strconv.Itoa(i)); in != a {
+			t.Fatalf("name %d past the bound reports as %q", i, in.name)
+		}
+	}
+	entries := 0
+	registry.m.Range(func(_, _ any) bool { entries++; return true })
+	if limit := 2*MaxNames + 20; entries > limit {
+		t.Errorf("registry holds %d entries after %d names past the bound; want at most %d", entries, 3*MaxNames, limit)
 	}
 }
 
