@@ -2,13 +2,16 @@ package redislock
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 )
 
 // releaseChannel is the channel a lock's release is announced on: a shard
@@ -346,12 +349,27 @@ func (w *waiter) notify() {
 // as go-zero keeps its own.
 var goZeroSubscribers sync.Map // map[string]pubsubClient
 
-// goZeroSubscriber returns a client for subscriptions on s's server. A TLS
-// store, whose setting go-zero does not expose, gets none: its waiters
-// rely on back-off.
+// goZeroSubscriber returns a client for subscriptions on s's server, set
+// up as go-zero sets up its own client for the store: over TLS when the
+// store is (RedisConf.Tls, redis.WithTLS), with go-zero's own TLS settings,
+// so that a password never crosses the network in the clear where the
+// store's own connections are encrypted. It returns nil, and the store's
+// waiters rely on back-off, when this go-zero version no longer has the
+// unexported flag that tells (TestGoZeroTLSFieldKnown pins it).
 func goZeroSubscriber(s goZeroStore) pubsubClient {
 	if c, ok := goZeroSubscribers.Load(s.r.Addr); ok {
 		return c.(pubsubClient)
+	}
+	useTLS, known := goZeroTLS(s.r)
+	if !known {
+		return nil
+	}
+	var tlsConfig *tls.Config
+	if useTLS {
+		// go-zero's own client for this store does not verify the
+		// server's certificate either (redisclientmanager.go): stricter
+		// here, and a store go-zero talks to would get no wake-ups.
+		tlsConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // as go-zero's own client
 	}
 	// As go-zero configures its own clients: no CLIENT SETINFO (older
 	// servers reject it) and no maintenance notifications (their cleanup
@@ -361,14 +379,25 @@ func goZeroSubscriber(s goZeroStore) pubsubClient {
 	if s.r.Type == "cluster" {
 		c = redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: strings.Split(s.r.Addr, ","), Username: s.r.User, Password: s.r.Pass,
-			DisableIdentity: true, MaintNotificationsConfig: maint,
+			TLSConfig: tlsConfig, DisableIdentity: true, MaintNotificationsConfig: maint,
 		})
 	} else {
 		c = redis.NewClient(&redis.Options{
 			Addr: s.r.Addr, Username: s.r.User, Password: s.r.Pass,
-			DisableIdentity: true, MaintNotificationsConfig: maint,
+			TLSConfig: tlsConfig, DisableIdentity: true, MaintNotificationsConfig: maint,
 		})
 	}
 	actual, _ := goZeroSubscribers.LoadOrStore(s.r.Addr, c)
 	return actual.(pubsubClient)
+}
+
+// goZeroTLS reads go-zero's unexported TLS flag of a store, which holds
+// RedisConf.Tls (redis.WithTLS sets it). known is false if a go-zero
+// version no longer has it.
+func goZeroTLS(store *zredis.Redis) (on, known bool) {
+	f := reflect.ValueOf(store).Elem().FieldByName("tls")
+	if !f.IsValid() || f.Kind() != reflect.Bool {
+		return false, false
+	}
+	return f.Bool(), true
 }

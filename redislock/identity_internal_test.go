@@ -3,6 +3,7 @@ package redislock
 import (
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 )
 
@@ -21,5 +22,33 @@ func TestIdentityFieldKnown(t *testing.T) {
 		if !known || disabled != tc.want {
 			t.Fatalf("identityDisabled = %v, %v; want %v, true", disabled, known, tc.want)
 		}
+	}
+}
+
+// TestGoZeroTLSFieldKnown pins go-zero's unexported TLS flag, which the
+// subscriber for a store's waiters reads (goZeroTLS): a go-zero version
+// without it gives waiters no subscription rather than a plaintext one.
+func TestGoZeroTLSFieldKnown(t *testing.T) {
+	for _, tc := range []struct {
+		store *zredis.Redis
+		want  bool
+	}{
+		{zredis.New("127.0.0.1:1"), false},
+		{zredis.New("127.0.0.1:1", zredis.WithTLS()), true},
+		{zredis.MustNewRedis(zredis.RedisConf{Host: "127.0.0.1:1", Type: zredis.NodeType, NonBlock: true, Tls: true}), true},
+	} {
+		on, known := goZeroTLS(tc.store)
+		if !known || on != tc.want {
+			t.Fatalf("goZeroTLS = %v, %v; want %v, true", on, known, tc.want)
+		}
+		c, ok := goZeroSubscriber(goZeroStore{r: tc.store}).(*redis.Client)
+		if !ok {
+			t.Fatalf("subscriber for a node store is %T", c)
+		}
+		if got := c.Options().TLSConfig != nil; got != tc.want {
+			t.Fatalf("subscriber over TLS = %v for a store with TLS %v", got, tc.want)
+		}
+		goZeroSubscribers.Delete(tc.store.Addr) // the next case's store has the same address
+		_ = c.Close()
 	}
 }
