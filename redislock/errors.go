@@ -19,6 +19,16 @@ var (
 	// new connections. The error names the fix: DisableIdentity: true.
 	ErrIdentityRejected = errors.New("redislock: the Redis server rejects CLIENT SETINFO, which this go-zero store sends on every new connection")
 
+	// ErrWaitCutTry is returned by a waiting acquire (AcquireWaitCtx of
+	// every lock kind here) whose wait limit ended a try that was still in
+	// flight, which happens only where calls return by their deadline
+	// (WithDeadlineGuard, or a go-redis client with ContextTimeoutEnabled).
+	// The try may still land, so the lock, permit or share may or may not
+	// be held, as after any error: a later acquire or release on the same
+	// instance settles it. The error also wraps the try's own error
+	// (context.DeadlineExceeded).
+	ErrWaitCutTry = errors.New("redislock: the wait limit ended a try in flight, whose outcome is unknown")
+
 	// ErrNoExpiry is returned by TTL when the lock's key exists without an
 	// expiry, which a lock never leaves behind: another writer set the key.
 	ErrNoExpiry = errors.New("redislock: key exists without an expiry")

@@ -13,7 +13,9 @@ func (m *MultiLock) AcquireWait(wait time.Duration) (bool, error) {
 // AcquireWaitCtx waits up to wait (no limit when wait <= 0, then only ctx
 // bounds it) for all the keys and returns true as soon as it holds them.
 // It returns false, with a nil error, when the wait limit passed first; an
-// error for which errors.Is(err, ctx.Err()) holds when ctx ended first; an
+// error for which errors.Is(err, ctx.Err()) holds when ctx ended first;
+// ErrWaitCutTry when the wait limit ended a try in flight, after which
+// keys may be held until ReleaseCtx settles it; an
 // error wrapping ErrNotLockKey at once when a key holds something other
 // than a lock; and a store error when Redis fails.
 //

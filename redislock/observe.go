@@ -34,12 +34,13 @@ func tryOutcome(ok bool, err error) observe.Outcome {
 }
 
 // waitOutcome is the outcome of a waiting acquire on ctx that answered
-// ok, err: acquired; timeout when its wait limit passed, or ctx's deadline
-// did (the caller's own limit on the wait, as etcdlock and zklock count
-// it); error when Redis failed or ctx was cancelled.
+// ok, err: acquired; timeout when its wait limit passed (also when it cut
+// a try short: ErrWaitCutTry), or ctx's deadline did (the caller's own
+// limit on the wait, as etcdlock and zklock count it); error when Redis
+// failed or ctx was cancelled.
 func waitOutcome(ctx context.Context, ok bool, err error) observe.Outcome {
 	switch {
-	case err != nil && deadlinePassed(ctx, err):
+	case err != nil && (deadlinePassed(ctx, err) || errors.Is(err, ErrWaitCutTry)):
 		return observe.Timeout
 	case err != nil:
 		return observe.Error
@@ -58,10 +59,11 @@ func deadlinePassed(ctx context.Context, err error) bool {
 // endWait ends a, the observation of a waiting acquire on ctx that
 // answered ok, err, with fence the hold's fencing token (0 for none). A
 // wait cut short by ctx's deadline ends as a timeout with no error on its
-// span: the caller chose that limit, nothing failed.
+// span: the caller chose that limit, nothing failed. A try the wait limit
+// cut short keeps its error on the span: its outcome is unknown.
 func endWait(ctx context.Context, a observe.Acquire, ok bool, err error, fence int64) {
 	outcome := waitOutcome(ctx, ok, err)
-	if outcome == observe.Timeout {
+	if outcome == observe.Timeout && !errors.Is(err, ErrWaitCutTry) {
 		err = nil
 	}
 	a.End(outcome, fence, err)

@@ -17,7 +17,8 @@ func (l *RWLock) RLockWait(wait time.Duration) (bool, error) {
 // bounds it) for a read share and returns true as soon as it holds one. It
 // returns false, with a nil error, when the wait limit passed first; an
 // error for which errors.Is(err, ctx.Err()) holds when ctx ended first;
-// ErrOtherSideHeld when this instance holds the write side; ErrNotRWLock
+// ErrWaitCutTry when the wait limit ended a try in flight, after which a
+// share may be held until RUnlockCtx settles it; ErrOtherSideHeld when this instance holds the write side; ErrNotRWLock
 // as RLockCtx does; and a store error when Redis fails.
 //
 // It waits as RedisLock.AcquireWaitCtx does: woken when the writer unlocks

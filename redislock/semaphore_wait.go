@@ -14,7 +14,8 @@ func (s *Semaphore) AcquireWait(wait time.Duration) (bool, error) {
 // bounds it) for a permit and returns true as soon as it holds one. It
 // returns false, with a nil error, when the wait limit passed first; an
 // error for which errors.Is(err, ctx.Err()) holds when ctx ended first;
-// ErrInvalidExpiry or ErrNotSemaphore as AcquireCtx does; and a store
+// ErrWaitCutTry when the wait limit ended a try in flight, after which a
+// permit may be held until ReleaseCtx settles it; ErrInvalidExpiry or ErrNotSemaphore as AcquireCtx does; and a store
 // error when Redis fails.
 //
 // A waiter does not poll: it is woken when a holder releases its permit

@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -40,8 +41,10 @@ func (rl *RedisLock) AcquireWait(wait time.Duration) (bool, error) {
 // AcquireWaitCtx waits up to wait (no limit when wait <= 0, then only ctx
 // bounds it) for the lock and returns true as soon as it holds it. It
 // returns false, with a nil error, when the wait limit passed first; an
-// error for which errors.Is(err, ctx.Err()) holds when ctx ended first; and
-// a store error when Redis fails.
+// error for which errors.Is(err, ctx.Err()) holds when ctx ended first;
+// ErrWaitCutTry when the wait limit ended a try in flight (only where calls
+// return by their deadline), after which the lock may or may not be held
+// and ReleaseCtx settles it; and a store error when Redis fails.
 //
 // A waiter does not poll: it subscribes to the lock's release channel
 // (one subscription per process and key, shared by all its waiters, made
@@ -130,7 +133,10 @@ func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (boo
 		case err != nil && ctxdone.Err(ctx) != nil:
 			return false, l.wrap(ctx, "acquire", err)
 		case err != nil && ctxdone.Err(waitCtx) != nil:
-			return false, nil // the wait limit cut the try short
+			// The wait limit cut a try short (WithDeadlineGuard, or a
+			// client with ContextTimeoutEnabled): the try may still land
+			// and take the lock, so this is not "the limit passed first".
+			return false, l.wrap(ctx, "acquire", fmt.Errorf("%w: %w", ErrWaitCutTry, err))
 		case err != nil:
 			return false, l.wrap(ctx, "acquire", err)
 		}
