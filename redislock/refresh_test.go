@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -85,4 +86,58 @@ func TestRefreshCluster(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRenewOverAnotherType: when a held lock's key is replaced by a value
+// of another type (a hash), RefreshCtx answers false, nil, and a watchdog
+// ends at its next renewal with ErrLockLost, on go-zero's store and on
+// go-redis, for a RedisLock and an RWLock's write side; Redis answers no
+// WRONGTYPE (INFO errorstats), an error reply go-zero's breaker counts.
+// Before, renew.lua's GET raised WRONGTYPE: RefreshCtx returned that
+// error, and the watchdog retried until ErrRenewFailed near the expiry.
+func TestRenewOverAnotherType(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		ctx := context.Background()
+		replace := func(key string) {
+			t.Helper()
+			if err := admin.Del(ctx, key).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.HSet(ctx, key, "f", "v").Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wrongTypes := func() int64 { return redistest.ErrorCount(t, admin, "WRONGTYPE") }
+		before := wrongTypes()
+
+		lock := b.newLock(key, redislock.WithExpiry(3*time.Second), redislock.WithTolerance(0))
+		mustAcquire(t, lock, true)
+		replace(key)
+		if ok, err := lock.RefreshCtx(ctx); ok || err != nil {
+			t.Fatalf("RefreshCtx over a hash = %v, %v; want false, nil", ok, err)
+		}
+
+		rw := redislock.NewRWLock(b.store(), key+":rw", redislock.WithExpiry(3*time.Second), redislock.WithTolerance(0))
+		if ok, err := rw.LockCtx(ctx); !ok || err != nil {
+			t.Fatalf("RWLock LockCtx = %v, %v", ok, err)
+		}
+		replace(key + ":rw")
+		if ok, err := rw.RefreshCtx(ctx); ok || err != nil {
+			t.Fatalf("RWLock RefreshCtx over a hash = %v, %v; want false, nil", ok, err)
+		}
+
+		watched := b.newLock(key+":watched", redislock.WithExpiry(3*time.Second), redislock.WithTolerance(0))
+		mustAcquire(t, watched, true)
+		lockCtx := watched.Watch(ctx, zerolock.RenewEvery(100*time.Millisecond))
+		replace(key + ":watched")
+		// Lost at the next renewal; ErrRenewFailed would come only near
+		// the 3 s expiry.
+		if cause := waitDone(t, lockCtx, 2*time.Second); !errors.Is(cause, zerolock.ErrLockLost) {
+			t.Fatalf("watchdog's cause over a hash = %v; want ErrLockLost", cause)
+		}
+		if n := wrongTypes() - before; n != 0 {
+			t.Fatalf("Redis answered WRONGTYPE %d times", n)
+		}
+	})
 }

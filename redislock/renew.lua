@@ -2,12 +2,16 @@
 -- never re-creates a key that is gone.
 -- KEYS[1]: the lock key. ARGV[1]: the token. ARGV[2]: the expiry in ms.
 -- Returns 1 when extended, -1 when the key is gone, 0 when it holds
--- another token (the lock was taken over).
-local value = redis.call("GET", KEYS[1])
+-- another token or another type (the lock was taken over).
+-- MGET, not GET: a key of another type reads as missing instead of raising
+-- WRONGTYPE, an error reply that go-zero's circuit breaker counts and that
+-- would keep a watchdog retrying until its renewals failed, where the
+-- lock is plainly lost.
+local value = redis.call("MGET", KEYS[1])[1]
 if value == ARGV[1] then
     return redis.call("PEXPIRE", KEYS[1], ARGV[2])
 end
-if not value then
+if not value and redis.call("EXISTS", KEYS[1]) == 0 then
     return -1
 end
 return 0

@@ -37,3 +37,26 @@ func Calls(tb testing.TB, admin *redis.Client, names ...string) int64 {
 	}
 	return total
 }
+
+// ErrorCount returns how many error replies of a kind (WRONGTYPE, NOSCRIPT,
+// ...) the server behind admin has answered since it started (INFO
+// errorstats: errorstat_<kind>:count=N).
+func ErrorCount(tb testing.TB, admin *redis.Client, kind string) int64 {
+	tb.Helper()
+	info, err := admin.Info(context.Background(), "errorstats").Result()
+	if err != nil {
+		tb.Fatalf("redistest: INFO errorstats: %v", err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || name != "errorstat_"+kind {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimPrefix(stats, "count="), 10, 64)
+		if err != nil {
+			tb.Fatalf("redistest: errorstats line %q: %v", line, err)
+		}
+		return n
+	}
+	return 0
+}
