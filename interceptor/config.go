@@ -61,8 +61,10 @@ type LockConf struct {
 	// By default they fail with codes.Unavailable.
 	FailOpen bool `json:",optional"`
 	// Renew keeps an inflight lock alive while a slow method runs, renewing
-	// it every third of Expire, and gives the method a context that is
-	// cancelled when the lock is lost. It cannot be combined with window mode.
+	// it every third of Expire until the method returns (also after zrpc's
+	// timeout answered DeadlineExceeded: the work still runs), and gives
+	// the method a context that is also cancelled when the lock is lost. It
+	// cannot be combined with window mode.
 	Renew bool `json:",optional"`
 	// Fence mints a fencing token per acquisition, which the method reads
 	// with zerolock.FenceFromContext. It cannot be combined with replay

@@ -71,8 +71,10 @@ type LockConf struct {
 	// larger bodies are refused with 413.
 	MaxBodyBytes int64 `json:",default=1048576"`
 	// Renew keeps an inflight lock alive while a slow handler runs, renewing
-	// it every third of Expire, and gives the handler a context that is
-	// cancelled when the lock is lost, so its database calls stop too. It
+	// it every third of Expire until the handler returns (also after
+	// go-zero's timeout answered 503: the work still runs), and gives the
+	// handler a context that is also cancelled when the lock is lost, so
+	// its database calls stop too. It
 	// cannot be combined with window mode. In replay mode the renewal stops
 	// when the response is stored.
 	Renew bool `json:",optional"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,5 +85,62 @@ func TestRenewRefusedInWindowMode(t *testing.T) {
 		Rules: []middleware.LockRule{{Method: http.MethodPost, Path: "/a", Keys: []string{"ip"}}}}, nil)
 	if !errors.Is(err, middleware.ErrBadConfig) {
 		t.Fatalf("Renew with window mode: %v, want ErrBadConfig", err)
+	}
+}
+
+// TestRenewOutlivesServerTimeout: with Renew, a handler that goes on
+// working after go-zero's timeout answered 503 keeps its lock (inflight
+// mode) or permit (limit mode) renewed until it returns: a duplicate three
+// expiries later is still refused (409, 429), and once the handler
+// returns the next request is served. Before, the watch ran on the
+// request's context, which the timeout cancels: renewals stopped at 200
+// ms, the 300 ms lock expired, and the duplicate ran beside the first.
+func TestRenewOutlivesServerTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rule middleware.LockRule
+		want int
+	}{
+		{"inflight", middleware.LockRule{Method: http.MethodPost, Path: "/work", Keys: []string{"header:X-User"}}, http.StatusConflict},
+		{"limit", middleware.LockRule{Method: http.MethodPost, Path: "/work", Keys: []string{"header:X-User"},
+			Mode: middleware.ModeLimit, Permits: 1}, http.StatusTooManyRequests},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			m := mustMiddleware(t, middleware.LockConf{Expire: 300 * time.Millisecond, Renew: true,
+				Rules: []middleware.LockRule{tc.rule}}, newStore(srv))
+			entered := make(chan struct{}, 10)
+			finish := make(chan struct{})
+			var once sync.Once
+			finished := func() { once.Do(func() { close(finish) }) }
+			t.Cleanup(finished) // before the server's shutdown, which waits for handlers
+			base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
+				{Method: http.MethodPost, Path: "/work", Handler: func(w http.ResponseWriter, r *http.Request) {
+					entered <- struct{}{}
+					<-finish // the work goes on whatever the request's context says
+				}},
+			}, rest.WithTimeout(200*time.Millisecond))
+			do := func() resttest.Result { return resttest.Do(t, http.MethodPost, base+"/work", "", "X-User", "u") }
+
+			if r := do(); r.Status != http.StatusServiceUnavailable {
+				t.Fatalf("a handler past its timeout: %d %s, want go-zero's 503", r.Status, r.Body)
+			}
+			<-entered
+			time.Sleep(time.Second) // three expiries: only renewal keeps the lock this long
+			if r := do(); r.Status != tc.want {
+				t.Fatalf("a duplicate while the timed-out handler still works: %d %s, want %d", r.Status, r.Body, tc.want)
+			}
+			finished()
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				r := do()
+				if r.Status == http.StatusOK {
+					break
+				}
+				if r.Status != tc.want || time.Now().After(deadline) {
+					t.Fatalf("after the handler returned: %d %s, want it served", r.Status, r.Body)
+				}
+			}
+		})
 	}
 }

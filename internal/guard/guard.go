@@ -122,7 +122,7 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 	default:
 		res = Result{Outcome: Acquired, Ctx: ctx, Lease: &Lease{lock: lock, key: key, label: label, start: time.Now(), expire: policy.Expire, retain: policy.Retain, metrics: g.Metrics}}
 		if w, ok := lock.(zerolock.Watcher); ok && g.Renew && !policy.Window {
-			res.Ctx = w.Watch(ctx)
+			res.Ctx = watchUntilReleased(ctx, w)
 		}
 		if f, ok := lock.(zerolock.Fencer); ok && g.Fence && policy.Permits == 0 {
 			res.Ctx = zerolock.ContextWithFence(res.Ctx, f.Fence())
@@ -130,6 +130,21 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 	}
 	g.Metrics.count(label, res.Outcome)
 	return res
+}
+
+// watchUntilReleased renews the request's lock until the lease releases
+// it, not until the request ends: go-zero's timeout (REST and zrpc)
+// answers the client and cancels the request's context while the handler
+// goes on running, and the lock must live as long as the work does, or a
+// duplicate (or, in limit mode, one request too many) runs beside it. The
+// handler's context is the request's, also cancelled with the watch's
+// cause (zerolock.ErrLockLost, ...) when the lock is lost. Every lease is
+// ended, and its release stops the watch.
+func watchUntilReleased(ctx context.Context, w zerolock.Watcher) context.Context {
+	lockCtx := w.Watch(context.WithoutCancel(ctx))
+	handlerCtx, cancel := context.WithCancelCause(ctx)
+	context.AfterFunc(lockCtx, func() { cancel(context.Cause(lockCtx)) })
+	return handlerCtx
 }
 
 // misconfigured tells a store that answers but is set up wrong (it rejects
