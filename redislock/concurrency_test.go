@@ -211,3 +211,29 @@ func TestUnknownOutcomeIsSettledByNextCall(t *testing.T) {
 		t.Fatal("release left the key")
 	}
 }
+
+// TestRWLockUnlocksAreSentOnce: on a go-redis client, an RWLock's read and
+// write unlocks are marked not to be resent after a lost reply, as
+// RedisLock's release is: a resent unlock finds nothing to remove and
+// answers false for a hold the first send freed.
+func TestRWLockUnlocksAreSentOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, side := range []string{"read", "write"} {
+		store := onceStore{srv.Client(t), map[string]bool{}}
+		rw := redislock.NewRWLock(store, "zerolock-test:rw-once:"+side)
+		lock, unlock := rw.Lock, rw.Unlock
+		if side == "read" {
+			lock, unlock = rw.RLock, rw.RUnlock
+		}
+		if ok, err := lock(); !ok || err != nil {
+			t.Fatalf("%s lock: %v, %v", side, ok, err)
+		}
+		clear(store.noRetry)
+		if ok, err := unlock(); !ok || err != nil {
+			t.Fatalf("%s unlock: %v, %v", side, ok, err)
+		}
+		if !store.noRetry["evalsha"] {
+			t.Fatalf("%s unlock sent once: %v; want evalsha", side, store.noRetry)
+		}
+	}
+}

@@ -91,6 +91,7 @@ type RWLock struct {
 	token    string
 	waitOpts waitOptions
 	guard    deadlineGuard
+	proc     processor            // the store, when it can send a command once
 	obsRead  *observe.Instruments // the read side's
 	obsWrite *observe.Instruments // the write side's
 
@@ -154,6 +155,7 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 		obsRead:    observe.For(backendRedis, kindRWLockRead, o.name),
 		obsWrite:   observe.For(backendRedis, kindRWLockWrite, o.name),
 	}
+	l.proc, _ = store.(processor)
 	if o.fencing {
 		l.keys = append(l.keys, companionKey(key, "zerolock.fence"))
 	}
@@ -442,13 +444,15 @@ func (l *RWLock) RUnlock() (bool, error) {
 // stopping the watchdog of a watched read hold; the last share's removal
 // wakes the waiters (unless WithoutWakeups). It reports false, with a nil
 // error, when it held no share (never taken, expired, or this instance
-// holds the write side). It returns a wrapped ErrNotRWLock when the
+// holds the write side); on go-zero's store also when go-zero's client
+// resent an unlock whose first reply was lost (on go-redis it is sent
+// once, and a lost reply is an error). It returns a wrapped ErrNotRWLock when the
 // readers' set holds a value of another type, and a wrapped store error
 // when Redis cannot answer (errors.Is(err, ctx.Err()) holds when the
 // context ended); the share then ends at its expiry at the latest.
 func (l *RWLock) RUnlockCtx(ctx context.Context) (bool, error) {
 	return l.release(ctx, "runlock", sideRead, func() *redis.Cmd {
-		return rwRUnlockScript.run(ctx, l.store, l.readerKeys, l.releaseArgs...)
+		return rwRUnlockScript.runOnce(ctx, l.store, l.proc, l.readerKeys, l.releaseArgs...)
 	})
 }
 
@@ -460,14 +464,15 @@ func (l *RWLock) Unlock() (bool, error) {
 // UnlockCtx deletes the key if this instance still holds the write side,
 // stopping the watchdog of a watched write hold, and wakes every waiter
 // (unless WithoutWakeups): readers share the lock, so all may proceed. It
-// reports false, with a nil error, when it did not hold the write side. It
+// reports false, with a nil error, when it did not hold the write side,
+// or, on go-zero's store, after a resend as RUnlockCtx says. It
 // returns a wrapped ErrNotRWLock when the key holds a value of another
 // type, and a wrapped store error when Redis cannot answer (errors.Is(err,
 // ctx.Err()) holds when the context ended); the hold then ends at its
 // expiry at the latest.
 func (l *RWLock) UnlockCtx(ctx context.Context) (bool, error) {
 	return l.release(ctx, "unlock", sideWrite, func() *redis.Cmd {
-		return rwUnlockScript.run(ctx, l.store, l.writerKeys, l.releaseArgs...)
+		return rwUnlockScript.runOnce(ctx, l.store, l.proc, l.writerKeys, l.releaseArgs...)
 	})
 }
 
