@@ -2,6 +2,8 @@ package redislock
 
 import (
 	"context"
+	"errors"
+	"net"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -80,6 +82,30 @@ func within[T any](ctx context.Context, guard deadlineGuard, call func() T) (T, 
 		return r, nil
 	case <-ctx.Done():
 		var zero T
-		return zero, ctx.Err()
+		return zero, abandonedCall{ctx.Err()}
 	}
+}
+
+// abandonedCall is the error of a call within gave up on when its context
+// ended: the command may have run, or may still run, with its reply
+// dropped. It reads and unwraps as the context's error.
+type abandonedCall struct{ ctxErr error }
+
+func (e abandonedCall) Error() string { return e.ctxErr.Error() }
+func (e abandonedCall) Unwrap() error { return e.ctxErr }
+
+// mayHaveRun reports whether err, the error of a call its context's end
+// cut short, leaves open that Redis ran the command: a call within
+// abandoned, or a read that timed out (a go-redis client with
+// ContextTimeoutEnabled sets its socket deadlines from the context).
+// go-redis's own context errors come before anything is sent (waiting for
+// a connection, a cluster's slot map, a retry's back-off).
+func mayHaveRun(err error) bool {
+	var abandoned abandonedCall
+	if errors.As(err, &abandoned) {
+		return true
+	}
+	// context.DeadlineExceeded is a net.Error whose Timeout is true too.
+	var netErr *net.OpError
+	return errors.As(err, &netErr) && netErr.Timeout()
 }

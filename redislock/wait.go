@@ -132,11 +132,14 @@ func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (boo
 			return true, nil
 		case err != nil && ctxdone.Err(ctx) != nil:
 			return false, l.wrap(ctx, "acquire", err)
-		case err != nil && ctxdone.Err(waitCtx) != nil:
-			// The wait limit cut a try short (WithDeadlineGuard, or a
-			// client with ContextTimeoutEnabled): the try may still land
-			// and take the lock, so this is not "the limit passed first".
+		case err != nil && ctxdone.Err(waitCtx) != nil && mayHaveRun(err):
+			// The wait limit cut short a try that was sent
+			// (WithDeadlineGuard, or a client with ContextTimeoutEnabled):
+			// it may have taken, or may still take, the lock, so this is
+			// not "the limit passed first".
 			return false, l.wrap(ctx, "acquire", fmt.Errorf("%w: %w", ErrWaitCutTry, err))
+		case err != nil && ctxdone.Err(waitCtx) != nil:
+			return false, nil // the limit passed before the try was sent
 		case err != nil:
 			return false, l.wrap(ctx, "acquire", err)
 		}
