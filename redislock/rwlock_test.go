@@ -554,6 +554,12 @@ func TestRWLockFence(t *testing.T) {
 // counter exists; admin is a client of b's deployment.
 func checkRWNoFence(t *testing.T, b backend, admin redis.Cmdable, key string) {
 	ctx := context.Background()
+	// The counter this check has a RedisLock make below, left by an earlier
+	// run on a deployment that outlives it (the cluster is shared by the
+	// test binary, and -count runs the test again).
+	if err := admin.Del(ctx, rwCompanion(key, "zerolock.fence")).Err(); err != nil {
+		t.Fatal(err)
+	}
 	r, w := newRW(b, key), newRW(b, key)
 	for _, s := range []struct {
 		what string
@@ -607,7 +613,11 @@ func checkRWNoFence(t *testing.T, b backend, admin redis.Cmdable, key string) {
 
 // checkRWFence is TestRWLockFence's WithFencing part on b; admin is a
 // client of b's deployment.
-func checkRWFence(t *testing.T, b backend, _ redis.Cmdable, key string) {
+func checkRWFence(t *testing.T, b backend, admin redis.Cmdable, key string) {
+	// A counter left by an earlier run (see checkRWNoFence).
+	if err := admin.Del(context.Background(), rwCompanion(key, "zerolock.fence")).Err(); err != nil {
+		t.Fatal(err)
+	}
 	r, w1, w2 := newRW(b, key, redislock.WithFencing()), newRW(b, key, redislock.WithFencing()), newRW(b, key, redislock.WithFencing())
 	ok, err := r.RLock()
 	rwWant(t, "reader's RLock before any writer", ok, err, true)
