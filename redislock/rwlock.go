@@ -68,7 +68,10 @@ var (
 // time; make one instance per holder. It is safe for concurrent use.
 //
 // The writer holds the key itself, as a RedisLock does (so a RedisLock on
-// the same key excludes writers, and readers while it holds the key).
+// the same key excludes writers, and readers while it holds the key; but a
+// RedisLock does not look at the readers' shares, so one taken while
+// readers hold is a writer beside them: write through the RWLock's own
+// write side, never a RedisLock, where readers may hold).
 // Readers hold shares in a sorted set beside it, in the key's Cluster slot,
 // each share expiring on its own on the server's clock: a crashed reader
 // frees its share after its expiry, never the others'. Every operation is
