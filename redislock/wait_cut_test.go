@@ -3,7 +3,6 @@ package redislock_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,11 +16,13 @@ import (
 // slowWinHook delays, by delay, the reply of every script that answered
 // "OK" (the acquire scripts' "held by this token now"), after Redis ran
 // it: a try that won, whose answer is still on its way when the caller's
-// wait limit ends. wg tracks the delayed replies.
+// wait limit ends. It sends on delaying as a delay starts and on delivered
+// as it ends.
 type slowWinHook struct {
-	delay time.Duration
-	armed atomic.Bool
-	wg    sync.WaitGroup
+	delay     time.Duration
+	armed     atomic.Bool
+	delaying  chan struct{}
+	delivered chan struct{}
 }
 
 func (h *slowWinHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -35,12 +36,22 @@ func (h *slowWinHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		err := next(ctx, cmd)
 		if name := cmd.Name(); h.armed.Load() && (name == "evalsha" || name == "eval") {
 			if c, ok := cmd.(*redis.Cmd); ok && c.Val() == "OK" {
-				h.wg.Add(1)
-				defer h.wg.Done()
+				h.delaying <- struct{}{}
 				time.Sleep(h.delay) // the winning reply is late: the test's point
+				h.delivered <- struct{}{}
 			}
 		}
 		return err
+	}
+}
+
+// receive waits up to 10 s for a send on ch.
+func receive(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no %s within 10 s", what)
 	}
 }
 
@@ -56,10 +67,10 @@ func (h *slowWinHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func TestWaitLimitCutsAWinningTry(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
-	hook := &slowWinHook{delay: time.Second}
+	hook := &slowWinHook{delay: 3 * time.Second, delaying: make(chan struct{}, 1), delivered: make(chan struct{}, 1)}
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	client.AddHook(hook)
-	t.Cleanup(func() { hook.wg.Wait(); _ = client.Close() })
+	t.Cleanup(func() { _ = client.Close() })
 
 	type waiter interface {
 		AcquireWaitCtx(context.Context, time.Duration) (bool, error)
@@ -101,12 +112,15 @@ func TestWaitLimitCutsAWinningTry(t *testing.T) {
 				t.Fatalf("holder: %v, %v", ok, err)
 			}
 			hook.armed.Store(true)
-			ok, err := w.AcquireWaitCtx(context.Background(), 500*time.Millisecond)
+			// The holder's hold ends at 100 ms, the waiter's try then wins,
+			// and its reply comes 3 s later: the 1.5 s wait limit cuts it.
+			ok, err := w.AcquireWaitCtx(context.Background(), 1500*time.Millisecond)
 			hook.armed.Store(false)
 			if ok || !errors.Is(err, redislock.ErrWaitCutTry) || !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("AcquireWaitCtx() = %v, %v; want false, ErrWaitCutTry (the winning try's reply was late)", ok, err)
 			}
-			hook.wg.Wait() // the abandoned try's reply has come
+			receive(t, hook.delaying, "winning try")
+			receive(t, hook.delivered, "late reply") // the abandoned try is over
 			if !tc.held(key) {
 				t.Fatal("the late try did not take the lock: the test did not cut a winning try")
 			}
