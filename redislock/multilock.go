@@ -227,10 +227,12 @@ func (m *MultiLock) Acquire() (bool, error) {
 // than a lock (then it holds none, as after false); and a wrapped store
 // error when Redis cannot answer. errors.Is(err, ctx.Err()) holds when the
 // context ended, also while it waited for another call on the same
-// instance to finish. After a store error the keys this call took are
-// given back when Redis answers, and those the instance held before are
-// left held; a later AcquireCtx or ReleaseCtx on the same instance settles
-// it.
+// instance to finish. After a store error the keys this call is known to
+// have taken are given back when Redis answers, and those the instance
+// held before are left held; the failed slot's keys, and keys a resent
+// script took (the resend reports them as held before), may stay held
+// until their expiry, so a later AcquireCtx or ReleaseCtx on the same
+// instance settles it.
 func (m *MultiLock) AcquireCtx(ctx context.Context) (bool, error) {
 	ctx, a := m.obs.StartAcquire(ctx, false)
 	ok, err := m.acquire(ctx)
@@ -263,7 +265,10 @@ func (m *MultiLock) Release() (bool, error) {
 // stops the watchdog, and wakes the waiters of each key it frees (unless
 // WithoutWakeups). It reports true when every key was still held, and
 // false with a nil error when one or more were not (expired, or taken by
-// another holder since): those are left alone. It waits for an acquire
+// another holder since): those are left alone. On go-zero's store it may
+// also answer false when go-zero's client resent a release whose first
+// reply was lost (on go-redis each release is sent once, and a lost reply
+// is an error): the first send freed the keys. It waits for an acquire
 // try running on the same instance to finish first.
 //
 // It returns an error wrapping ErrNotLockKey, naming the key, when a key
