@@ -14,28 +14,11 @@ import (
 // "spublish"). A script's nested commands count too.
 func Calls(tb testing.TB, admin *redis.Client, names ...string) int64 {
 	tb.Helper()
-	info, err := admin.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		tb.Fatalf("redistest: INFO commandstats: %v", err)
-	}
 	want := make(map[string]bool, len(names))
 	for _, n := range names {
 		want["cmdstat_"+n] = true
 	}
-	var total int64
-	for _, line := range strings.Split(info, "\n") {
-		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !want[name] {
-			continue
-		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(stats, "calls="), ",")
-		n, err := strconv.ParseInt(calls, 10, 64)
-		if err != nil {
-			tb.Fatalf("redistest: commandstats line %q: %v", line, err)
-		}
-		total += n
-	}
-	return total
+	return sumInfo(tb, admin, "commandstats", "calls", want)
 }
 
 // ErrorCount returns how many error replies of a kind (WRONGTYPE, NOSCRIPT,
@@ -43,20 +26,29 @@ func Calls(tb testing.TB, admin *redis.Client, names ...string) int64 {
 // errorstats: errorstat_<kind>:count=N).
 func ErrorCount(tb testing.TB, admin *redis.Client, kind string) int64 {
 	tb.Helper()
-	info, err := admin.Info(context.Background(), "errorstats").Result()
+	return sumInfo(tb, admin, "errorstats", "count", map[string]bool{"errorstat_" + kind: true})
+}
+
+// sumInfo sums field over the lines of INFO section named in names, each
+// line "name:field=N,other=...".
+func sumInfo(tb testing.TB, admin *redis.Client, section, field string, names map[string]bool) int64 {
+	tb.Helper()
+	info, err := admin.Info(context.Background(), section).Result()
 	if err != nil {
-		tb.Fatalf("redistest: INFO errorstats: %v", err)
+		tb.Fatalf("redistest: INFO %s: %v", section, err)
 	}
+	var total int64
 	for _, line := range strings.Split(info, "\n") {
 		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || name != "errorstat_"+kind {
+		if !ok || !names[name] {
 			continue
 		}
-		n, err := strconv.ParseInt(strings.TrimPrefix(stats, "count="), 10, 64)
+		value, _, _ := strings.Cut(strings.TrimPrefix(stats, field+"="), ",")
+		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil {
-			tb.Fatalf("redistest: errorstats line %q: %v", line, err)
+			tb.Fatalf("redistest: %s line %q: %v", section, line, err)
 		}
-		return n
+		total += n
 	}
-	return 0
+	return total
 }
