@@ -87,3 +87,16 @@ type Refresher interface {
 	// hold was lost, and never takes a lock that is free or another's.
 	RefreshCtx(ctx context.Context) (bool, error)
 }
+
+// A Checker is a Backend that can tell, before it takes any lock, whether
+// it is set up to work. The middleware and the interceptor call it when
+// they are built, so that a misconfigured store fails at start-up with a
+// message that names the fix, not under load.
+type Checker interface {
+	Backend
+	// Check returns an error wrapping ErrMisconfigured, naming the fix, when
+	// the backend is set up wrong; any other error means the lock service
+	// could not be asked now (it is down, or ctx ended), which the caller
+	// logs and goes on. It returns nil when nothing is wrong.
+	Check(ctx context.Context) error
+}

@@ -57,16 +57,18 @@ func isHarness(path string) bool {
 // library ships: no package depends on a test harness; the contract
 // imports no backend; etcdlock and zklock do not depend on redislock; the
 // middleware and the interceptor never import each other; nothing in the
-// library imports an example.
+// library imports an example; the shared request flow (internal/guard)
+// knows no backend and no transport.
 func TestImportDirections(t *testing.T) {
 	forbidden := map[string][]string{ // package -> what it must not depend on
-		module:                  {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/", module + "/observe"},
-		module + "/observe":     {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/"},
-		module + "/etcdlock":    {module + "/redislock", module + "/zklock"},
-		module + "/zklock":      {module + "/redislock", module + "/etcdlock"},
-		module + "/redislock":   {module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/guard", module + "/internal/keyspec"},
-		module + "/middleware":  {module + "/interceptor"},
-		module + "/interceptor": {module + "/middleware"},
+		module:                     {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/", module + "/observe"},
+		module + "/observe":        {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/"},
+		module + "/etcdlock":       {module + "/redislock", module + "/zklock"},
+		module + "/zklock":         {module + "/redislock", module + "/etcdlock"},
+		module + "/redislock":      {module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/guard", module + "/internal/keyspec"},
+		module + "/internal/guard": {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor"},
+		module + "/middleware":     {module + "/interceptor"},
+		module + "/interceptor":    {module + "/middleware"},
 	}
 	for _, p := range libraryPackages(t) {
 		for _, dep := range p.Deps {

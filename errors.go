@@ -18,3 +18,11 @@ var (
 	// ErrReleased: ReleaseCtx ended the hold.
 	ErrReleased = errors.New("zerolock: lock released")
 )
+
+// ErrMisconfigured is wrapped by a backend's errors that say it is set up
+// wrong rather than down: a server that rejects a command its client sends
+// on every connection, a key that holds what no lock of its kind wrote. Such
+// a store answers, but will not work until it is fixed, so the middleware's
+// and the interceptor's FailOpen never serves requests unlocked on it, and
+// a Checker's start-up refusal wraps it.
+var ErrMisconfigured = errors.New("zerolock: lock backend misconfigured")

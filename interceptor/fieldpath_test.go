@@ -15,14 +15,13 @@ import (
 
 func keyFor(t *testing.T, ru *rule, req *testpb.PayRequest) (string, error) {
 	t.Helper()
-	l := &locker{prefix: "zerolock"}
-	key, _, err := l.callKey(context.Background(), ru, req)
+	key, _, err := callKey(context.Background(), ru, req)
 	return key, err
 }
 
 func mustRule(t testing.TB, keys ...string) *rule {
 	t.Helper()
-	ru, err := compileRule(withDefaults(LockConf{}), LockRule{Method: "/zerolock.test.Payments/Pay", Keys: keys})
+	ru, err := compileRule(withDefaults(LockConf{}), compileOnly(), LockRule{Method: "/zerolock.test.Payments/Pay", Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +141,14 @@ func nanValue() float64 {
 // against the first request's descriptor; a wrong path then fails every
 // call with Internal naming the rule.
 func TestLazyCompile(t *testing.T) {
-	good, err := compileRule(withDefaults(LockConf{}), LockRule{Method: "/elsewhere.Svc/Pay", Keys: []string{"field:order.id"}, SkipMethodCheck: true})
+	good, err := compileRule(withDefaults(LockConf{}), compileOnly(), LockRule{Method: "/elsewhere.Svc/Pay", Keys: []string{"field:order.id"}, SkipMethodCheck: true})
 	if err != nil {
 		t.Fatalf("unregistered service rejected at start-up: %v", err)
 	}
 	if _, err := keyFor(t, good, &testpb.PayRequest{Order: &testpb.Order{Id: "x"}}); err != nil {
 		t.Fatalf("lazily compiled path: %v", err)
 	}
-	bad, _ := compileRule(withDefaults(LockConf{}), LockRule{Method: "/elsewhere.Svc/Pay", Keys: []string{"field:order.nope"}, SkipMethodCheck: true})
+	bad, _ := compileRule(withDefaults(LockConf{}), compileOnly(), LockRule{Method: "/elsewhere.Svc/Pay", Keys: []string{"field:order.nope"}, SkipMethodCheck: true})
 	for i := 0; i < 2; i++ {
 		_, err := keyFor(t, bad, &testpb.PayRequest{})
 		if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "order.nope") {

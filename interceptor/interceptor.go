@@ -21,7 +21,6 @@ import (
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/guard"
 	"github.com/zerolock/zerolock/internal/keyspec"
-	"github.com/zerolock/zerolock/internal/replay"
 	"github.com/zerolock/zerolock/redislock"
 )
 
@@ -37,16 +36,7 @@ var metrics = guard.NewMetrics("grpc", "method")
 // (wrapping redislock.ErrIdentityRejected, which names the fix:
 // DisableIdentity: true).
 func UnaryServerInterceptor(c LockConf, store *redis.Redis) (grpc.UnaryServerInterceptor, error) {
-	i, err := UnaryServerInterceptorWithStore(c, redislock.GoZeroStore(store))
-	if err != nil {
-		return nil, err
-	}
-	// Such a store would trip its own breaker under a burst of new
-	// connections (see redislock.CheckGoZeroStore).
-	if err := guard.CheckStore(store); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
-	}
-	return i, nil
+	return UnaryServerInterceptorWithStore(c, redislock.GoZeroStore(store))
 }
 
 // MustUnaryServerInterceptor is UnaryServerInterceptor that exits through
@@ -71,38 +61,32 @@ func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.Un
 // or fence, replay mode when they cannot store a result
 // (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and limit
 // mode when the backend makes no semaphores (zerolock.SemaphoreBackend:
-// only a Redis store backend does).
+// only a Redis store backend does). A backend that is a zerolock.Checker
+// is asked last whether it is set up to work: its misconfiguration is
+// refused with an error wrapping ErrBadConfig and
+// zerolock.ErrMisconfigured.
 func UnaryServerInterceptorWithBackend(c LockConf, backend zerolock.Backend) (grpc.UnaryServerInterceptor, error) {
 	c = withDefaults(c)
+	g := &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics,
+		RecordKind: recordKind, MaxRecord: maxResultBytes}
 	rules := make(map[string]*rule, len(c.Rules))
-	anyReplay := false
 	for _, r := range c.Rules {
-		ru, err := compileRule(c, r)
+		ru, err := compileRule(c, g, r)
 		if err != nil {
-			return nil, err
-		}
-		if c.Renew && ru.policy.Window {
-			return nil, fmt.Errorf("%w: rule %s: Renew keeps inflight locks alive and cannot be used in window mode",
-				ErrBadConfig, ru.method)
-		}
-		if c.Fence && ru.policy.Replay {
-			return nil, fmt.Errorf("%w: rule %s: Fence cannot be used in replay mode: its acquisition, which also "+
-				"reads a stored result, mints no fencing token; use inflight mode for a fenced method", ErrBadConfig, ru.method)
-		}
-		if err := checkLimit(c, ru, backend); err != nil {
 			return nil, err
 		}
 		if _, dup := rules[ru.method]; dup {
 			return nil, fmt.Errorf("%w: two rules for %s", ErrBadConfig, ru.method)
 		}
 		rules[ru.method] = ru
-		anyReplay = anyReplay || ru.policy.Replay
 	}
-	g := &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Replay: anyReplay, Metrics: metrics}
 	if err := g.Check(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
-	l := &locker{prefix: c.Prefix, rules: rules, guard: g}
+	if err := g.CheckBackend(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	l := &locker{rules: rules, guard: g}
 	return l.intercept, nil
 }
 
@@ -123,47 +107,24 @@ func withDefaults(c LockConf) LockConf {
 }
 
 type locker struct {
-	prefix string
-	rules  map[string]*rule
-	guard  *guard.Guard
+	rules map[string]*rule
+	guard *guard.Guard
 }
 
 func (l *locker) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo,
-	handler grpc.UnaryHandler) (resp any, err error) {
+	handler grpc.UnaryHandler) (any, error) {
 	ru, ok := l.rules[info.FullMethod]
 	if !ok {
 		return handler(ctx, req)
 	}
-	key, fingerprint, err := l.callKey(ctx, ru, req)
+	key, fingerprint, err := callKey(ctx, ru, req)
 	if err != nil {
-		l.guard.Count(ru.method, guard.BadRequest)
+		l.guard.Count(ru.Label, guard.BadRequest)
 		return nil, err
 	}
-
-	res := l.guard.Acquire(ctx, ru.method, key, ru.policy)
-	switch res.Outcome {
-	case guard.StoreError:
-		return nil, status.Error(codes.Unavailable, "zerolock: the call cannot be checked for duplicates right now, try again")
-	case guard.Rejected:
-		return nil, duplicate(res)
-	case guard.Limited:
-		return nil, overLimit(ru, res)
-	case guard.FailedOpen:
-		return handler(ctx, req)
-	case guard.Stored:
-		return l.replay(ctx, ru, key, fingerprint, res.Record)
-	}
-	if ru.policy.Replay {
-		return l.runAndRecord(ctx, ru, key, fingerprint, res, req, handler)
-	}
-
-	returned := false
-	defer func() {
-		res.Lease.End(ctx, ru.policy.KeepAfter(returned, failed(err)))
-	}()
-	resp, err = handler(res.Ctx, req)
-	returned = true
-	return resp, err
+	x := &exchange{ru: ru, ctx: ctx, req: req, handler: handler}
+	l.guard.Serve(ctx, ru.Rule, key, fingerprint, x)
+	return x.resp, x.err
 }
 
 // failed reports a handler error after which a retry must not be blocked.
@@ -175,14 +136,9 @@ func failed(err error) bool {
 	return false
 }
 
-// duplicate is codes.Aborted with RetryInfo carrying the lock's remaining
-// time. Aborted, not ResourceExhausted or Unavailable: zrpc's client
-// breaker counts those as failures of the server.
-func duplicate(res guard.Result) error {
-	return refusal("zerolock: the same call is already being handled, retry later", res.RetryAfter)
-}
-
-// refusal is codes.Aborted with msg and a RetryInfo of after.
+// refusal is codes.Aborted with msg and a RetryInfo of after. Aborted, not
+// ResourceExhausted or Unavailable: zrpc's client breaker counts those as
+// failures of the server.
 func refusal(msg string, after time.Duration) error {
 	st := status.New(codes.Aborted, msg)
 	withInfo, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(after)})
@@ -196,7 +152,7 @@ func refusal(msg string, after time.Duration) error {
 // call's fingerprint, or returns the status error the call is answered
 // with: InvalidArgument for a missing or repeated value, Internal for a
 // rule that does not fit the request.
-func (l *locker) callKey(ctx context.Context, ru *rule, req any) (key string, fingerprint [replay.FingerprintSize]byte, err error) {
+func callKey(ctx context.Context, ru *rule, req any) (key string, fingerprint guard.Fingerprint, err error) {
 	var (
 		msg              protoreflect.Message
 		fields, fpFields map[int]*fieldPath
@@ -218,8 +174,8 @@ func (l *locker) callKey(ctx context.Context, ru *rule, req any) (key string, fi
 		hs.Discard()
 		return "", fingerprint, err
 	}
-	key = hs.Key(l.prefix, "grpc", ru.method)
-	if ru.policy.Replay {
+	key = ru.Key(hs)
+	if ru.Policy.Replay {
 		fingerprint, err = callFingerprint(ctx, ru, fpFields, msg)
 	}
 	return key, fingerprint, err

@@ -3,14 +3,12 @@ package interceptor
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
-
-	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/guard"
 )
 
 // QuotaMetric names the limit in the QuotaFailure of a call refused in
@@ -31,16 +29,16 @@ const QuotaMetric = "zerolock/concurrent_calls"
 // server. Aborted ("retry at a higher level") is what the duplicate
 // refusal answers too, and go-zero accepts it; the QuotaFailure tells the
 // two refusals apart.
-func overLimit(ru *rule, res guard.Result) error {
+func overLimit(ru *rule, retryAfter time.Duration) error {
 	st := status.New(codes.Aborted, fmt.Sprintf("zerolock: too many calls at once: at most %d may run together, retry later",
-		ru.policy.Permits))
+		ru.Policy.Permits))
 	withInfo, err := st.WithDetails(
-		&errdetails.RetryInfo{RetryDelay: durationpb.New(res.RetryAfter)},
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(retryAfter)},
 		&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
-			Subject:     ru.method,
+			Subject:     ru.Label,
 			Description: limitDescription(ru),
 			QuotaMetric: QuotaMetric,
-			QuotaValue:  int64(ru.policy.Permits),
+			QuotaValue:  int64(ru.Policy.Permits),
 		}}},
 	)
 	if err != nil {
@@ -53,26 +51,11 @@ func overLimit(ru *rule, res guard.Result) error {
 // written, never their values.
 func limitDescription(ru *rule) string {
 	if len(ru.specs) == 0 {
-		return fmt.Sprintf("at most %d concurrent calls in all", ru.policy.Permits)
+		return fmt.Sprintf("at most %d concurrent calls in all", ru.Policy.Permits)
 	}
 	names := make([]string, len(ru.specs))
 	for i, s := range ru.specs {
 		names[i] = s.Raw
 	}
-	return fmt.Sprintf("at most %d concurrent calls per %s", ru.policy.Permits, strings.Join(names, ", "))
-}
-
-// checkLimit refuses a rule in limit mode that backend cannot serve: one
-// that makes no semaphores (only a Redis store backend does), one whose
-// semaphores cannot renew when Renew is set, and Fence, which would order
-// nothing among the Permits holders of a key.
-func checkLimit(c LockConf, ru *rule, backend zerolock.Backend) error {
-	if ru.policy.Permits == 0 {
-		return nil
-	}
-	g := guard.Guard{Backend: backend, Renew: c.Renew, Fence: c.Fence}
-	if err := g.CheckLimit(); err != nil {
-		return fmt.Errorf("%w: rule %s: %v", ErrBadConfig, ru.method, err)
-	}
-	return nil
+	return fmt.Sprintf("at most %d concurrent calls per %s", ru.Policy.Permits, strings.Join(names, ", "))
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -39,11 +38,12 @@ var grpcSources = keyspec.Sources{
 	sourcePeer:     keyspec.NoName,
 }
 
-// rule is a validated LockRule.
+// rule is a validated LockRule. Its guard.Rule holds the label (the
+// method), the policy and the key's namespace.
 type rule struct {
+	*guard.Rule
 	method    string
 	specs     []keyspec.Spec
-	policy    guard.Policy
 	hasFields bool
 
 	// In replay mode: the Fingerprint specs (none for the whole request
@@ -65,7 +65,9 @@ type rule struct {
 	fieldsErr error
 }
 
-func compileRule(c LockConf, r LockRule) (*rule, error) {
+// compileRule validates r against the defaults in c and g's settings and
+// backend.
+func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: rule %s: %s", ErrBadConfig, r.Method, fmt.Sprintf(format, args...))
 	}
@@ -82,13 +84,18 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 		hasFields = hasFields || s.Source == sourceField
 		perCaller = perCaller || s.Source == sourceMetadata || s.Source == sourceCtx || s.Source == sourcePeer
 	}
-	policy, err := guard.ResolvePolicy(guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits},
-		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits})
+	var replayOnly []string
+	if len(r.Fingerprint) > 0 {
+		replayOnly = append(replayOnly, "Fingerprint")
+	}
+	lock, err := g.Compile(r.Method, []string{c.Prefix, "grpc", r.Method},
+		guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits, Retain: c.Retain},
+		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain}, replayOnly...)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	ru := &rule{method: r.Method, specs: specs, policy: policy, hasFields: hasFields}
-	if err := ru.compileReplay(c, r); err != nil {
+	ru := &rule{Rule: lock, method: r.Method, specs: specs, hasFields: hasFields}
+	if err := ru.compileReplay(r); err != nil {
 		return nil, bad("%v", err)
 	}
 	md, err := linkedMethod(service, method)
@@ -124,25 +131,11 @@ func parseSpecs(raws []string) ([]keyspec.Spec, error) {
 	return specs, nil
 }
 
-// compileReplay sets the replay policy's Retain and parses Fingerprint.
-// Retain and Fingerprint on a rule that is not in replay mode are refused:
-// they would do nothing, silently.
-func (ru *rule) compileReplay(c LockConf, r LockRule) error {
-	if !ru.policy.Replay {
-		switch {
-		case r.Retain != 0:
-			return errors.New("Retain is for replay mode: set Mode: replay, or remove it")
-		case len(r.Fingerprint) > 0:
-			return errors.New("Fingerprint is for replay mode: set Mode: replay, or remove it")
-		}
+// compileReplay parses a replay rule's Fingerprint (Retain, and the
+// refusal of replay settings in other modes, are guard.Compile's).
+func (ru *rule) compileReplay(r LockRule) error {
+	if !ru.Policy.Replay {
 		return nil
-	}
-	ru.policy.Retain = c.Retain
-	if r.Retain != 0 {
-		ru.policy.Retain = r.Retain
-	}
-	if ru.policy.Retain < time.Millisecond {
-		return fmt.Errorf("Retain %v must be at least 1ms", ru.policy.Retain)
 	}
 	fingerprint, err := parseSpecs(r.Fingerprint)
 	if err != nil {
@@ -208,7 +201,7 @@ func compileSpecFields(md protoreflect.MessageDescriptor, specs []keyspec.Spec) 
 // needsMessage reports whether the call's key or fingerprint reads the
 // request message.
 func (ru *rule) needsMessage() bool {
-	return ru.hasFields || ru.policy.Replay && (ru.fpWhole || ru.fpHasFields)
+	return ru.hasFields || ru.Policy.Replay && (ru.fpWhole || ru.fpHasFields)
 }
 
 // fieldsFor returns the compiled paths of the keys and of the fingerprint

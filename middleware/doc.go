@@ -132,7 +132,7 @@
 // flushed (streamed), reaches its client as written but is not kept: its
 // retries are refused with RejectCode until Retain passes, and that is
 // logged at error level. A stored value that cannot be read is answered
-// 500 stored_result_unreadable and logged. Replay needs a backend that can
+// with RejectCode, stored_result_unreadable and Retry-After, and logged. Replay needs a backend that can
 // keep a result in place of its lock: the Redis ones (node, Sentinel,
 // Cluster); Redlock, etcd and ZooKeeper are refused at start-up, and so is
 // Fence with replay mode. Renew may be used. A kept response costs Redis

@@ -31,10 +31,12 @@ var (
 	// result of a request with another fingerprint (another body, query or
 	// path), which is left untouched.
 	ErrKeyReused = errors.New("middleware: the idempotency key was reused with a different request")
-	// ErrStoredResultUnreadable is the reason of a 500 in replay mode: the
-	// key holds a value that is not a result this version can replay
-	// (corrupt, foreign, or of a later format). It is logged, and kept
-	// until its Retain passes.
+	// ErrStoredResultUnreadable is the reason of a refusal with RejectCode
+	// (409 by default) and Retry-After in replay mode: the key holds a value
+	// that is not a result this version can replay (corrupt, foreign, or of
+	// a later format, during a rolling deploy). Not a 5xx: the client did
+	// nothing wrong. It is logged, and the value is kept until its Retain
+	// passes.
 	ErrStoredResultUnreadable = errors.New("middleware: the stored result cannot be read")
 )
 

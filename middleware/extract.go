@@ -27,12 +27,12 @@ type request struct {
 
 // lockKey derives the rule's lock key from r, reading (and restoring) the
 // body when a key needs it.
-func lockKey(prefix string, ru *rule, r *http.Request, limit int64) (string, *Error) {
+func lockKey(ru *rule, r *http.Request, limit int64) (string, *Error) {
 	req, err := readRequest(ru, r, limit)
 	if err != nil {
 		return "", err
 	}
-	return req.key(prefix, ru)
+	return req.key(ru)
 }
 
 // readRequest prepares r for reading the rule's keys and fingerprint,
@@ -50,12 +50,12 @@ func readRequest(ru *rule, r *http.Request, limit int64) (*request, *Error) {
 }
 
 // key is the rule's lock key for the request.
-func (req *request) key(prefix string, ru *rule) (string, *Error) {
+func (req *request) key(ru *rule) (string, *Error) {
 	hs := keyspec.NewHasher()
 	if err := req.addAll(hs, ru.specs); err != nil {
 		return "", err
 	}
-	return hs.Key(prefix, "http", ru.method, ru.path), nil
+	return ru.Key(hs), nil
 }
 
 // addAll adds the value of each spec, in order; on an error it discards hs.

@@ -16,7 +16,7 @@ import (
 // order, form field order, a multipart boundary), different for requests
 // that differ in meaning.
 func TestDefaultFingerprint(t *testing.T) {
-	ru, err := compileRule(withDefaults(LockConf{Mode: ModeReplay}), LockRule{
+	ru, err := compileRule(withDefaults(LockConf{Mode: ModeReplay}), compileOnly(), LockRule{
 		Method: http.MethodPost, Path: "/accounts/:id/pay", Keys: []string{"header:Idempotency-Key"},
 	})
 	if err != nil {
@@ -83,7 +83,7 @@ func TestDefaultFingerprint(t *testing.T) {
 
 // With Fingerprint specs, only their values count, read as keys are.
 func TestSpecFingerprint(t *testing.T) {
-	ru, err := compileRule(withDefaults(LockConf{Mode: ModeReplay}), LockRule{
+	ru, err := compileRule(withDefaults(LockConf{Mode: ModeReplay}), compileOnly(), LockRule{
 		Method: http.MethodPost, Path: "/pay", Keys: []string{"header:Idempotency-Key"}, Fingerprint: []string{"json:amount"},
 	})
 	if err != nil {

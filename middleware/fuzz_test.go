@@ -18,7 +18,7 @@ func FuzzLockKey(f *testing.F) {
 	f.Add("1", "x", "1", "x")
 	f.Add("\x00", "", "", "\x00")
 	f.Add(`"quoted"`, "é", "\\u00e9", "e\u0301")
-	ru, err := compileRule(withDefaults(LockConf{}), LockRule{
+	ru, err := compileRule(withDefaults(LockConf{}), compileOnly(), LockRule{
 		Method: http.MethodPost, Path: "/orders", Keys: []string{"header:X-A", "json:order.id"},
 	})
 	if err != nil {
@@ -35,7 +35,7 @@ func FuzzLockKey(f *testing.F) {
 		r := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("X-A", header)
-		k, rejection := lockKey("zerolock", ru, r, 1<<20)
+		k, rejection := lockKey(ru, r, 1<<20)
 		return k, sent, rejection == nil
 	}
 	f.Fuzz(func(t *testing.T, h1, id1, h2, id2 string) {
@@ -59,7 +59,7 @@ func FuzzFormKey(f *testing.F) {
 	f.Add("shop=a", "ticket=1", "shop=a", "ticket=1")
 	f.Add("shop=a&shop[]=b", "", "shop=a", "")
 	f.Add("shop=%zz", "ticket=%", "", "")
-	ru, err := compileRule(withDefaults(LockConf{}), LockRule{
+	ru, err := compileRule(withDefaults(LockConf{}), compileOnly(), LockRule{
 		Method: http.MethodPost, Path: "/f/:id", Keys: []string{"query:shop", "form:ticket", "path:id"},
 	})
 	if err != nil {
@@ -70,7 +70,7 @@ func FuzzFormKey(f *testing.F) {
 		r.URL.RawQuery = query
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		r = pathvar.WithVars(r, map[string]string{"id": "7"})
-		k, rejection := lockKey("zerolock", ru, r, 1<<20)
+		k, rejection := lockKey(ru, r, 1<<20)
 		req := &request{r: r, body: []byte(body), limit: 1 << 20}
 		shop, _ := req.formValues("shop")
 		ticket, _ := req.formValues("ticket")

@@ -14,6 +14,7 @@ import (
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/resttest"
 	"github.com/zerolock/zerolock/middleware"
@@ -35,12 +36,30 @@ func TestBurstOnOldServerNeverAnswers503(t *testing.T) {
 	if old.Client(t).Do(context.Background(), "client", "setinfo", "lib-ver", "1").Err() == nil {
 		t.Log("this redis-server accepts CLIENT SETINFO: only the burst half applies")
 	} else {
+		// Refused whichever way the store reaches the middleware.
 		store := zredis.MustNewRedis(zredis.RedisConf{Host: old.Addr(), Type: zredis.NodeType})
-		_, err := middleware.NewLockMiddleware(conf, store)
-		if !errors.Is(err, middleware.ErrBadConfig) || !errors.Is(err, redislock.ErrIdentityRejected) ||
-			!strings.Contains(err.Error(), "DisableIdentity: true") {
-			t.Fatalf("go-zero's default RedisConf on a server rejecting CLIENT SETINFO: err = %v, "+
-				"want ErrBadConfig and ErrIdentityRejected naming DisableIdentity: true", err)
+		gz := redislock.GoZeroStore(store)
+		for name, build := range map[string]func() error{
+			"NewLockMiddleware": func() error { _, err := middleware.NewLockMiddleware(conf, store); return err },
+			"WithStore":         func() error { _, err := middleware.NewLockMiddlewareWithStore(conf, gz); return err },
+			"WithBackend, a store backend": func() error {
+				_, err := middleware.NewLockMiddlewareWithBackend(conf, redislock.StoreBackend(gz))
+				return err
+			},
+			"WithBackend, Redlock": func() error {
+				_, err := middleware.NewLockMiddlewareWithBackend(conf, redislock.RedLockBackend([]redislock.Store{gz, gz, gz}))
+				return err
+			},
+		} {
+			err := build()
+			if !errors.Is(err, middleware.ErrBadConfig) || !errors.Is(err, redislock.ErrIdentityRejected) ||
+				!errors.Is(err, zerolock.ErrMisconfigured) || !strings.Contains(err.Error(), "DisableIdentity: true") {
+				t.Fatalf("%s: go-zero's default RedisConf on a server rejecting CLIENT SETINFO: err = %v, "+
+					"want ErrBadConfig, ErrIdentityRejected and ErrMisconfigured naming DisableIdentity: true", name, err)
+			}
+		}
+		if _, err := middleware.NewLockMiddleware(conf, nil); !errors.Is(err, middleware.ErrBadConfig) {
+			t.Fatalf("nil store: err = %v, want ErrBadConfig", err)
 		}
 	}
 

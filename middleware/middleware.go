@@ -18,9 +18,7 @@ import (
 	"github.com/zeromicro/go-zero/rest/pathvar"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/internal/guard"
-	"github.com/zerolock/zerolock/internal/replay"
 	"github.com/zerolock/zerolock/redislock"
 )
 
@@ -44,20 +42,13 @@ var metrics = guard.NewMetrics("http", "route")
 // start-up, rather than a 500 later. Zero fields of a LockConf built in
 // code take the defaults its conf tags declare.
 //
-// It also runs redislock.CheckGoZeroStore: a store whose server rejects the
-// CLIENT SETINFO that go-zero sends on new connections is refused with an
-// error wrapping ErrBadConfig and redislock.ErrIdentityRejected that names
-// the fix (DisableIdentity: true). A server that cannot be reached now is
-// logged and checked again before the first lock.
+// It also checks the store: one whose server rejects the CLIENT SETINFO
+// that go-zero sends on new connections is refused with an error wrapping
+// ErrBadConfig and redislock.ErrIdentityRejected that names the fix
+// (DisableIdentity: true). A server that cannot be reached now is logged
+// and checked again before the first lock.
 func NewLockMiddleware(c LockConf, store *redis.Redis) (*LockMiddleware, error) {
-	m, err := NewLockMiddlewareWithStore(c, redislock.GoZeroStore(store))
-	if err != nil {
-		return nil, err
-	}
-	if err := guard.CheckStore(store); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
-	}
-	return m, nil
+	return NewLockMiddlewareWithStore(c, redislock.GoZeroStore(store))
 }
 
 // MustNewLockMiddleware is NewLockMiddleware that exits through logx.Must
@@ -83,15 +74,18 @@ func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddlew
 // lock (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and
 // limit mode when the backend makes no semaphores
 // (zerolock.SemaphoreBackend: only a Redis store backend does), all with
-// errors wrapping ErrBadConfig.
+// errors wrapping ErrBadConfig. A backend that is a zerolock.Checker is
+// asked last whether it is set up to work: its misconfiguration is refused
+// with an error wrapping ErrBadConfig and zerolock.ErrMisconfigured.
 func NewLockMiddlewareWithBackend(c LockConf, backend zerolock.Backend) (*LockMiddleware, error) {
 	c = withDefaults(c)
 	if err := validateConf(c); err != nil {
 		return nil, err
 	}
 	m := &LockMiddleware{
-		conf:  c,
-		guard: &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics},
+		conf: c,
+		guard: &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics,
+			RecordKind: kindHTTP, MaxRecord: maxStoredPayload},
 		trees: make(map[string]*search.Tree),
 	}
 	if err := m.guard.Check(); err != nil {
@@ -102,43 +96,25 @@ func NewLockMiddlewareWithBackend(c LockConf, backend zerolock.Backend) (*LockMi
 		if err != nil {
 			return nil, err
 		}
-		m.guard.Replay = m.guard.Replay || ru.policy.Replay
 		tree, ok := m.trees[ru.method]
 		if !ok {
 			tree = search.NewTree()
 			m.trees[ru.method] = tree
 		}
 		if err := tree.Add(ru.path, ru); err != nil {
-			return nil, fmt.Errorf("%w: rule %s: %v", ErrBadConfig, ru.label, err)
+			return nil, fmt.Errorf("%w: rule %s: %v", ErrBadConfig, ru.Label, err)
 		}
+	}
+	if err := m.guard.CheckBackend(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	return m, nil
 }
 
-// compile validates a rule against m's configuration.
+// compile validates a rule against m's configuration and backend.
 func (m *LockMiddleware) compile(r LockRule) (*rule, error) {
-	ru, err := compileRule(m.conf, r)
+	ru, err := compileRule(m.conf, m.guard, r)
 	if err != nil {
-		return nil, err
-	}
-	if m.conf.Renew && ru.policy.Window {
-		return nil, fmt.Errorf("%w: rule %s: Renew keeps inflight locks alive and cannot be used in window mode",
-			ErrBadConfig, ru.label)
-	}
-	if ru.policy.Replay {
-		if m.conf.Fence {
-			return nil, fmt.Errorf("%w: rule %s: Fence cannot be used in replay mode: its lock is taken by a script "+
-				"that also reads a stored result, and mints no fencing token", ErrBadConfig, ru.label)
-		}
-		// Checked per rule, so that ForRule refuses a backend that cannot
-		// store a result as the constructor does.
-		g := *m.guard
-		g.Replay = true
-		if err := g.Check(); err != nil {
-			return nil, fmt.Errorf("%w: rule %s: %v", ErrBadConfig, ru.label, err)
-		}
-	}
-	if err := m.checkLimit(ru); err != nil {
 		return nil, err
 	}
 	warnIfShared(ru)
@@ -208,68 +184,21 @@ func sameVars(a, b map[string]string) bool {
 func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseWriter, r *http.Request) {
 	var (
 		key string
-		fp  [replay.FingerprintSize]byte
+		fp  guard.Fingerprint
 	)
 	req, rejection := readRequest(ru, r, m.conf.MaxBodyBytes)
 	if rejection == nil {
-		key, rejection = req.key(m.conf.Prefix, ru)
+		key, rejection = req.key(ru)
 	}
-	if rejection == nil && ru.policy.Replay {
+	if rejection == nil && ru.Policy.Replay {
 		fp, rejection = req.fingerprint(ru)
 	}
 	if rejection != nil {
-		m.guard.Count(ru.label, guard.BadRequest)
+		m.guard.Count(ru.Label, guard.BadRequest)
 		respond(w, r, rejection)
 		return
 	}
-
-	res := m.guard.Acquire(r.Context(), ru.label, key, ru.policy)
-	switch res.Outcome {
-	case guard.StoreError:
-		respond(w, r, newError(http.StatusServiceUnavailable, "lock_unavailable", ErrLockUnavailable,
-			"the request cannot be checked for duplicates right now, try again"))
-		return
-	case guard.Rejected:
-		e := newError(m.conf.RejectCode, "duplicate_request", ErrDuplicateRequest,
-			"the same request is already being handled, retry later")
-		e.RetryAfter = res.RetryAfter
-		respond(w, r, e)
-		return
-	case guard.Limited:
-		respond(w, r, limitExceeded(ru, res.RetryAfter))
-		return
-	case guard.FailedOpen:
-		next(w, r)
-		return
-	case guard.Stored:
-		m.serveStored(ru, key, fp, res.Record, w, r)
-		return
-	}
-	if ru.policy.Replay {
-		m.runAndRecord(ru, key, fp, res, next, w, r)
-		return
-	}
-
-	// Only window mode needs the status, to free the lock after a failure.
-	var rec *statusRecorder
-	out := w
-	if ru.policy.Window {
-		rec = &statusRecorder{ResponseWriter: w}
-		out = rec
-	}
-	reqCtx := r.Context()
-	returned, failed := false, false
-	defer func() {
-		res.Lease.End(reqCtx, ru.policy.KeepAfter(returned, failed))
-	}()
-	if res.Ctx != reqCtx {
-		r = r.WithContext(res.Ctx)
-	}
-	next(out, r)
-	returned = true
-	if rec != nil {
-		failed = windowFailed(ctxdone.Err(reqCtx), rec.status)
-	}
+	m.guard.Serve(r.Context(), ru.Rule, key, fp, &exchange{ru: ru, rejectCode: m.conf.RejectCode, next: next, w: w, r: r})
 }
 
 // windowFailed tells whether a handler that returned with status, its
@@ -356,6 +285,6 @@ func validateConf(c LockConf) error {
 func warnIfShared(ru *rule) {
 	if !ru.perClient {
 		logx.Errorf("zerolock: warning: lock rule %s has no claim:, header: or ip key, "+
-			"so requests from different users block each other", ru.label)
+			"so requests from different users block each other", ru.Label)
 	}
 }

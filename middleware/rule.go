@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/zerolock/zerolock/internal/guard"
 	"github.com/zerolock/zerolock/internal/keyspec"
@@ -48,13 +47,14 @@ var methods = map[string]bool{
 	http.MethodConnect: true, http.MethodTrace: true,
 }
 
-// rule is a validated LockRule, ready to serve.
+// rule is a validated LockRule, ready to serve. Its guard.Rule holds the
+// label ("POST /orders", for metrics and logs), the policy and the key's
+// namespace.
 type rule struct {
+	*guard.Rule
 	method    string
 	path      string
-	label     string // "POST /orders", for metrics and logs
 	specs     []keyspec.Spec
-	policy    guard.Policy
 	needsBody bool // json: or body: keys, or replay's default fingerprint
 	needsForm bool // form: or query: keys, which also read url-encoded and multipart bodies
 	perClient bool
@@ -66,8 +66,9 @@ type rule struct {
 	maxResponse int64
 }
 
-// compileRule validates r against the defaults in c.
-func compileRule(c LockConf, r LockRule) (*rule, error) {
+// compileRule validates r against the defaults in c and g's settings and
+// backend.
+func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: rule %s %s: %s", ErrBadConfig, r.Method, r.Path, fmt.Sprintf(format, args...))
 	}
@@ -81,13 +82,20 @@ func compileRule(c LockConf, r LockRule) (*rule, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	policy, err := guard.ResolvePolicy(guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits},
-		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits})
+	var replayOnly []string
+	if len(r.Fingerprint) > 0 {
+		replayOnly = append(replayOnly, "Fingerprint")
+	}
+	if r.MaxResponseBytes != 0 {
+		replayOnly = append(replayOnly, "MaxResponseBytes")
+	}
+	lock, err := g.Compile(r.Method+" "+r.Path, []string{c.Prefix, "http", r.Method, r.Path},
+		guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits, Retain: c.Retain},
+		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain}, replayOnly...)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	ru := &rule{method: r.Method, path: r.Path, label: r.Method + " " + r.Path, specs: specs, policy: policy,
-		proxyHops: c.TrustedProxyHops}
+	ru := &rule{Rule: lock, method: r.Method, path: r.Path, specs: specs, proxyHops: c.TrustedProxyHops}
 	vars := pathVars(r.Path)
 	for _, s := range specs {
 		if err := ru.use(s, vars); err != "" {
@@ -121,32 +129,18 @@ func (ru *rule) use(s keyspec.Spec, vars map[string]bool) string {
 	return ""
 }
 
-// compileReplay applies replay mode's settings, and refuses them on a rule
-// in another mode, where they would silently do nothing; it returns what
-// is wrong, or "".
+// compileReplay applies replay mode's settings of the transport (Retain
+// and the refusal of replay settings in other modes are guard.Compile's);
+// it returns what is wrong, or "".
 func (ru *rule) compileReplay(c LockConf, r LockRule, vars map[string]bool) string {
-	if !ru.policy.Replay {
-		switch {
-		case len(r.Fingerprint) > 0:
-			return "Fingerprint is for replay mode only"
-		case r.Retain != 0:
-			return "Retain is for replay mode only"
-		case r.MaxResponseBytes != 0:
-			return "MaxResponseBytes is for replay mode only"
-		}
+	if !ru.Policy.Replay {
 		return ""
 	}
-	ru.policy.Retain, ru.maxResponse = c.Retain, c.MaxResponseBytes
-	if r.Retain != 0 {
-		ru.policy.Retain = r.Retain
-	}
+	ru.maxResponse = c.MaxResponseBytes
 	if r.MaxResponseBytes != 0 {
 		ru.maxResponse = r.MaxResponseBytes
 	}
-	switch {
-	case ru.policy.Retain < time.Millisecond:
-		return fmt.Sprintf("Retain %v must be at least 1ms", ru.policy.Retain)
-	case ru.maxResponse <= 0:
+	if ru.maxResponse <= 0 {
 		return fmt.Sprintf("MaxResponseBytes %d must be positive", ru.maxResponse)
 	}
 	if len(r.Fingerprint) == 0 {

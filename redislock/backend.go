@@ -1,6 +1,11 @@
 package redislock
 
-import "github.com/zerolock/zerolock"
+import (
+	"context"
+	"errors"
+
+	"github.com/zerolock/zerolock"
+)
 
 // StoreBackend is the zerolock.Backend of RedisLocks in one store, for the
 // middleware's and the interceptor's WithBackend constructors. opts apply
@@ -22,6 +27,23 @@ func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.
 	o.setGet = b.setGet
 	o.fencing = o.fencing || lo.Fencing
 	return newObservedLock(b.store, key, o)
+}
+
+// Check refuses a go-zero store whose server rejects the CLIENT SETINFO
+// that the store sends on every new connection, with an error wrapping
+// ErrIdentityRejected (and zerolock.ErrMisconfigured) that names the fix,
+// DisableIdentity: true. A server that cannot be reached now returns its
+// error; a lock checks again before its first command. Other stores have
+// nothing to check.
+func (b storeBackend) Check(ctx context.Context) error {
+	return checkStore(ctx, b.store)
+}
+
+func checkStore(ctx context.Context, store Store) error {
+	if s, ok := store.(goZeroStore); ok {
+		return s.id.check(ctx, s.r)
+	}
+	return nil
 }
 
 // options are the backend's options, then lo's expiry (with no tolerance
@@ -69,6 +91,23 @@ type redLockBackend struct {
 	opts   []Option
 }
 
+// Check is a store backend's Check on every master: a misconfigured one is
+// refused; otherwise the first master that cannot be reached now returns
+// its error.
+func (b redLockBackend) Check(ctx context.Context) error {
+	var unreachable error
+	for _, store := range b.stores {
+		err := checkStore(ctx, store)
+		if errors.Is(err, zerolock.ErrMisconfigured) {
+			return err
+		}
+		if unreachable == nil {
+			unreachable = err
+		}
+	}
+	return unreachable
+}
+
 func (b redLockBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.Locker {
 	o := defaultOptions()
 	o.expiry, o.tolerance = lo.Expiry, 0
@@ -91,4 +130,6 @@ var (
 	_ zerolock.Refresher = (*RedisLock)(nil)
 
 	_ zerolock.SemaphoreBackend = storeBackend{}
+	_ zerolock.Checker          = storeBackend{}
+	_ zerolock.Checker          = redLockBackend{}
 )

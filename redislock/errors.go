@@ -1,6 +1,10 @@
 package redislock
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/zerolock/zerolock"
+)
 
 var (
 	// ErrInvalidExpiry is returned by AcquireCtx when the expiry plus the
@@ -16,8 +20,9 @@ var (
 	// command of a lock on go-zero's store, when the store sends CLIENT
 	// SETINFO on new connections and the server rejects it: go-zero's
 	// circuit breaker would count each rejection and open under a burst of
-	// new connections. The error names the fix: DisableIdentity: true.
-	ErrIdentityRejected = errors.New("redislock: the Redis server rejects CLIENT SETINFO, which this go-zero store sends on every new connection")
+	// new connections. The error names the fix: DisableIdentity: true. It
+	// is also a zerolock.ErrMisconfigured.
+	ErrIdentityRejected = misconfigured("redislock: the Redis server rejects CLIENT SETINFO, which this go-zero store sends on every new connection")
 
 	// ErrWaitCutTry is returned by a waiting acquire (AcquireWaitCtx of
 	// every lock kind here) whose wait limit ended a try that was still in
@@ -33,3 +38,14 @@ var (
 	// expiry, which a lock never leaves behind: another writer set the key.
 	ErrNoExpiry = errors.New("redislock: key exists without an expiry")
 )
+
+// misconfiguredError is a sentinel of this package that says the store is
+// set up wrong: errors.Is matches it, and also zerolock.ErrMisconfigured,
+// which the middleware's and the interceptor's FailOpen tests for.
+type misconfiguredError struct{ msg string }
+
+func misconfigured(msg string) error { return &misconfiguredError{msg: msg} }
+
+func (e *misconfiguredError) Error() string { return e.msg }
+
+func (e *misconfiguredError) Is(target error) bool { return target == zerolock.ErrMisconfigured }

@@ -46,7 +46,7 @@ type identityCheck struct {
 
 var identityChecks sync.Map // "type addr" -> *identityCheck
 
-var errNilStore = errors.New("redislock: nil go-zero store")
+var errNilStore = misconfigured("redislock: nil go-zero store")
 
 func identityFor(store *zredis.Redis) *identityCheck {
 	if store == nil {

@@ -24,8 +24,9 @@ var (
 	// other than a semaphore: a RedisLock or any other value under the same
 	// name. The error names the type the key holds (WRONGTYPE); the scripts
 	// report it instead of failing, so go-zero's circuit breaker, which
-	// counts every error reply, does not open for the whole store.
-	ErrNotSemaphore = errors.New("redislock: key holds a value that is not a semaphore")
+	// counts every error reply, does not open for the whole store. It is
+	// also a zerolock.ErrMisconfigured.
+	ErrNotSemaphore = misconfigured("redislock: key holds a value that is not a semaphore")
 )
 
 var (

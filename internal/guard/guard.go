@@ -1,8 +1,11 @@
-// Package guard is the lock flow shared by the REST middleware and the gRPC
-// interceptor: take the request's lock, tell a duplicate from a store
-// failure, honour FailOpen, release on the way out, and count outcomes.
-// Each transport maps the outcome to its own status; neither imports the
-// other.
+// Package guard is the request flow shared by the REST middleware and the
+// gRPC interceptor. It compiles every rule's lock settings with one wording
+// (Compile), assembles the key (Rule.Key), and owns the call (Serve): take
+// the request's lock, tell a duplicate from a store failure, honour
+// FailOpen, run the handler, keep, record or release, replay a stored
+// result, count outcomes. Each transport supplies only an Exchange: run
+// its handler, and answer in its own encoding and statuses. It knows locks
+// only through the zerolock contract, and neither transport.
 package guard
 
 import (
@@ -16,7 +19,7 @@ import (
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/internal/keyspec"
-	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock/internal/replay"
 )
 
 // Outcome is what happened to a request that matched a rule; it is the
@@ -55,6 +58,11 @@ type Guard struct {
 	// zerolock.Recorders (Check).
 	Replay  bool
 	Metrics *Metrics
+	// RecordKind marks the transport's stored results (replay.Record.Kind),
+	// so a key shared by mistake never replays one transport's as the
+	// other's; MaxRecord bounds a stored result's decoded payload.
+	RecordKind byte
+	MaxRecord  int
 }
 
 // Result is the answer of Acquire.
@@ -73,6 +81,9 @@ type Result struct {
 	Err error
 	// Record is the stored result when Outcome is Stored.
 	Record []byte
+	// lock is the request's lock when Outcome is Rejected or Stored, whose
+	// TTL says when a stored result expires.
+	lock zerolock.Locker
 }
 
 // Acquire tries once to take key under policy. label names the route or
@@ -114,7 +125,7 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 		logx.WithContext(ctx).Errorf("zerolock: lock store failed for %s (key …%s): %v",
 			label, keyspec.Digest(key), err)
 	case record != nil:
-		return Result{Outcome: Stored, Record: record} // counted by the transport
+		return Result{Outcome: Stored, Record: record, lock: lock} // counted by serveStored
 	case !ok && policy.Permits > 0:
 		res = Result{Outcome: Limited, RetryAfter: retryAfter(ctx, lock, policy.Expire)}
 	case !ok:
@@ -151,43 +162,15 @@ func watchUntilReleased(ctx context.Context, w zerolock.Watcher) context.Context
 // go-zero's CLIENT SETINFO, or a key holds what no lock of this kind
 // wrote) from one that is down: FailOpen serves only the second unlocked.
 func misconfigured(err error) bool {
-	return errors.Is(err, redislock.ErrIdentityRejected) || errors.Is(err, redislock.ErrNotSemaphore)
+	return errors.Is(err, zerolock.ErrMisconfigured)
 }
+
+// errForeignRecord is the error of a stored result of another transport.
+var errForeignRecord = fmt.Errorf("%w: a stored result of another transport", replay.ErrBadRecord)
 
 // Count records an outcome decided before any lock was tried (BadRequest).
 func (g *Guard) Count(label string, outcome Outcome) {
 	g.Metrics.count(label, outcome)
-}
-
-// StoredRetryAfter is the time a key holding a stored result has left, for
-// the refusal of a retry that cannot be replayed (a result too large to
-// keep, a record this build cannot read): the key's TTL, a second when it
-// has just expired, or the policy's Retain when the backend cannot tell.
-// label names the rule, as for Acquire.
-func (g *Guard) StoredRetryAfter(ctx context.Context, label, key string, policy Policy) time.Duration {
-	lock := g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire, Name: label})
-	return retryAfter(ctx, lock, policy.Retain)
-}
-
-// checkName is the name of the locks Check and CheckLimit make only to
-// inspect the backend's abilities: they are never acquired.
-const checkName = "zerolock:check"
-
-// Check tells whether backend's locks can do what the configuration asks:
-// Renew needs a Watcher, Fence a Fencer, and replay mode a Recorder.
-func (g *Guard) Check() error {
-	lock := g.Backend.NewLocker(checkName, zerolock.LockerOptions{Expiry: time.Second, Fencing: g.Fence, Name: checkName})
-	if _, ok := lock.(zerolock.Watcher); g.Renew && !ok {
-		return fmt.Errorf("%w: Renew needs a lock backend that can renew (%T cannot)", ErrBadPolicy, lock)
-	}
-	if _, ok := lock.(zerolock.Recorder); g.Replay && !ok {
-		return fmt.Errorf("%w: replay mode needs a lock backend that can store a result in place of its lock "+
-			"(%T cannot: Redlock, etcd and ZooKeeper locks cannot); use a Redis store, or inflight or window mode", ErrBadPolicy, lock)
-	}
-	if _, ok := lock.(zerolock.Fencer); g.Fence && !ok {
-		return fmt.Errorf("%w: Fence needs a lock backend that mints fencing tokens (%T cannot)", ErrBadPolicy, lock)
-	}
-	return nil
 }
 
 // retryAfter is the holder's remaining time; a second when the holder
@@ -208,66 +191,3 @@ func retryAfter(ctx context.Context, lock zerolock.Locker, expire time.Duration)
 	return ttl
 }
 
-// Lease is a held request lock.
-type Lease struct {
-	lock    zerolock.Locker
-	key     string
-	label   string
-	start   time.Time
-	expire  time.Duration // the lock's expiry: a release slower than it is moot
-	retain  time.Duration // replay mode: how long Record keeps the result
-	metrics *Metrics
-}
-
-// Record stores a completed request's result in place of the lock, for
-// the policy's Retain, so that retries get it (replay mode). It reports
-// false when the lock was lost first, so nothing was stored (logged), and
-// works on a context not cancelled with the request's, as release does.
-// Call it, or End, once.
-func (l *Lease) Record(ctx context.Context, record []byte) bool {
-	l.metrics.observeHold(l.label, time.Since(l.start))
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.expire)
-	defer cancel()
-	rec, isRecorder := l.lock.(zerolock.Recorder)
-	if !isRecorder {
-		// Check saw a Recorder; a backend whose Lockers differ by key has
-		// none here. Nothing can be stored: release, so the retry runs.
-		logx.WithContext(ctx).Errorf("zerolock: the lock of %s is a %T, which cannot store a result: released",
-			l.label, l.lock)
-		l.release(ctx)
-		return false
-	}
-	ok, err := rec.RecordCtx(rctx, record, l.retain)
-	switch {
-	case err != nil:
-		logx.WithContext(ctx).Errorf("zerolock: store the result of %s (key …%s): %v",
-			l.label, keyspec.Digest(l.key), err)
-	case !ok:
-		logx.WithContext(ctx).Errorf("zerolock: the lock of %s (key …%s) was lost before its result was stored: "+
-			"a retry will run again; the lock's expiry is shorter than the handler", l.label, keyspec.Digest(l.key))
-	}
-	return ok && err == nil
-}
-
-// End records how long the handler held the lock and releases it unless
-// keep is set. Call it once, when the handler returns or panics.
-func (l *Lease) End(ctx context.Context, keep bool) {
-	l.metrics.observeHold(l.label, time.Since(l.start))
-	if !keep {
-		l.release(ctx)
-	}
-}
-
-// release deletes the lock if it is still ours. It runs on a context that
-// is not cancelled with the request's, which may be over by now: the
-// release must still reach Redis or the lock lingers until it expires. It
-// gives up after the lock's expiry (the watchdog stops first, so the key is
-// gone by then anyway), so a hung server cannot hold the request longer.
-func (l *Lease) release(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.expire)
-	defer cancel()
-	if _, err := l.lock.ReleaseCtx(rctx); err != nil {
-		logx.WithContext(ctx).Errorf("zerolock: release lock of %s (key …%s): %v",
-			l.label, keyspec.Digest(l.key), err)
-	}
-}

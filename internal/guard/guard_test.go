@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/redislock"
 )
 
 var errStore = errors.New("store down")
@@ -28,14 +27,15 @@ type lateTimer struct{ context.Context }
 
 func (lateTimer) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
 
-// A store refused as misconfigured (ErrIdentityRejected) is not an outage:
+// A store refused as misconfigured (zerolock.ErrMisconfigured, which
+// redislock.ErrIdentityRejected and ErrNotSemaphore are) is not an outage:
 // FailOpen does not serve its requests unlocked.
 func TestFailOpenRefusesMisconfiguredStore(t *testing.T) {
-	refused := fmt.Errorf("%w: set DisableIdentity: true", redislock.ErrIdentityRejected)
+	refused := fmt.Errorf("%w: set DisableIdentity: true", zerolock.ErrMisconfigured)
 	g := &Guard{Backend: failing{refused}, FailOpen: true}
 	res := g.Acquire(context.Background(), "label", "key", Policy{Expire: time.Second})
-	if res.Outcome != StoreError || !errors.Is(res.Err, redislock.ErrIdentityRejected) {
-		t.Fatalf("outcome %q, err %v; want %q with ErrIdentityRejected", res.Outcome, res.Err, StoreError)
+	if res.Outcome != StoreError || !errors.Is(res.Err, zerolock.ErrMisconfigured) {
+		t.Fatalf("outcome %q, err %v; want %q with ErrMisconfigured", res.Outcome, res.Err, StoreError)
 	}
 }
 

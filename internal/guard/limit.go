@@ -3,7 +3,6 @@ package guard
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/zerolock/zerolock"
 )
@@ -40,29 +39,3 @@ func (g *Guard) newLock(label, key string, policy Policy) (zerolock.Locker, erro
 // semaphore's sorted set).
 const limitSuffix = ":limit"
 
-// CheckLimit tells whether the backend can serve a rule in limit mode: it
-// must be a zerolock.SemaphoreBackend (a Redis store backend is; Redlock,
-// etcd and ZooKeeper backends are not), whose semaphores can renew when
-// Renew is set. Fence is refused: up to Permits requests hold one key at
-// once, so a fencing token would order nothing. The errors wrap
-// ErrBadPolicy and name the fix.
-func (g *Guard) CheckLimit() error {
-	if g.Fence {
-		return fmt.Errorf("%w: Fence cannot be used in limit mode: up to Permits requests hold one key at once, "+
-			"so no fencing token orders them; use inflight mode for a fenced route", ErrBadPolicy)
-	}
-	sb, ok := g.Backend.(zerolock.SemaphoreBackend)
-	if !ok {
-		return fmt.Errorf("%w: limit mode needs a lock backend that makes semaphores (%T cannot: "+
-			"Redlock, etcd and ZooKeeper backends cannot); use a Redis store backend "+
-			"(a go-zero store or go-redis client, redislock.StoreBackend)", ErrBadPolicy, g.Backend)
-	}
-	sem, err := sb.NewSemaphore(checkName, 1, zerolock.LockerOptions{Expiry: time.Second, Name: checkName})
-	if err != nil {
-		return fmt.Errorf("%w: limit mode: %v", ErrBadPolicy, err)
-	}
-	if _, ok := sem.(zerolock.Watcher); g.Renew && !ok {
-		return fmt.Errorf("%w: Renew needs a lock backend whose semaphores can renew (%T cannot)", ErrBadPolicy, sem)
-	}
-	return nil
-}

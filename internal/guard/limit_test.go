@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/redislock"
 )
 
 // semaphores is an in-memory zerolock.SemaphoreBackend: each key counts
@@ -183,7 +182,8 @@ func (w *wrongKind) NewSemaphore(key string, permits int, o zerolock.LockerOptio
 type wrongKindPermit struct{}
 
 func (wrongKindPermit) AcquireCtx(context.Context) (bool, error) {
-	return false, fmt.Errorf("redislock: acquire %q: %w", "k", redislock.ErrNotSemaphore)
+	// As redislock's ErrNotSemaphore, a zerolock.ErrMisconfigured.
+	return false, fmt.Errorf("redislock: acquire %q: key holds a value that is not a semaphore: %w", "k", zerolock.ErrMisconfigured)
 }
 func (wrongKindPermit) ReleaseCtx(context.Context) (bool, error) { return false, nil }
 

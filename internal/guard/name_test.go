@@ -57,7 +57,14 @@ func TestLocksNamedByLabel(t *testing.T) {
 		t.Fatalf("limit: %q", limited.Outcome)
 	}
 	limited.Lease.End(ctx, false)
-	g.StoredRetryAfter(ctx, label, "orders:3", Policy{Expire: time.Second, Replay: true, Retain: time.Minute})
+	ru, err := g.Compile(label, nil, Settings{Expire: time.Second, Mode: ModeInflight}, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &exchange{}
+	if g.Serve(ctx, ru, "orders:3", Fingerprint{}, x); !x.ran {
+		t.Fatalf("Serve refused the request: %+v", x.refused)
+	}
 	if err := g.Check(); err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,8 @@ type Settings struct {
 	Expire  time.Duration
 	Mode    string
 	Permits int
+	// Retain is replay mode's; Compile applies it.
+	Retain time.Duration
 }
 
 // ResolvePolicy applies a rule's overrides to the configuration's defaults

@@ -1,0 +1,85 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/zerolock/zerolock"
+)
+
+// checkName is the name of the locks Check and CheckLimit make only to
+// inspect the backend's abilities: they are never acquired.
+const checkName = "zerolock:check"
+
+// Check tells whether backend's locks can do what the configuration asks:
+// Renew needs a Watcher, Fence a Fencer, and replay mode a Recorder.
+func (g *Guard) Check() error {
+	lock := g.Backend.NewLocker(checkName, zerolock.LockerOptions{Expiry: time.Second, Fencing: g.Fence, Name: checkName})
+	if _, ok := lock.(zerolock.Watcher); g.Renew && !ok {
+		return fmt.Errorf("%w: Renew needs a lock backend that can renew (%T cannot)", ErrBadPolicy, lock)
+	}
+	if _, ok := lock.(zerolock.Recorder); g.Replay && !ok {
+		return fmt.Errorf("%w: replay mode needs a lock backend that can store a result in place of its lock "+
+			"(%T cannot: Redlock, etcd and ZooKeeper locks cannot); use a Redis store, or inflight or window mode", ErrBadPolicy, lock)
+	}
+	if _, ok := lock.(zerolock.Fencer); g.Fence && !ok {
+		return fmt.Errorf("%w: Fence needs a lock backend that mints fencing tokens (%T cannot)", ErrBadPolicy, lock)
+	}
+	return nil
+}
+
+// CheckLimit tells whether the backend can serve a rule in limit mode: it
+// must be a zerolock.SemaphoreBackend (a Redis store backend is; Redlock,
+// etcd and ZooKeeper backends are not), whose semaphores can renew when
+// Renew is set. Fence is refused: up to Permits requests hold one key at
+// once, so a fencing token would order nothing. The errors wrap
+// ErrBadPolicy and name the fix.
+func (g *Guard) CheckLimit() error {
+	if g.Fence {
+		return fmt.Errorf("%w: Fence cannot be used in limit mode: up to Permits requests hold one key at once, "+
+			"so no fencing token orders them; use inflight mode for a fenced route", ErrBadPolicy)
+	}
+	sb, ok := g.Backend.(zerolock.SemaphoreBackend)
+	if !ok {
+		return fmt.Errorf("%w: limit mode needs a lock backend that makes semaphores (%T cannot: "+
+			"Redlock, etcd and ZooKeeper backends cannot); use a Redis store backend "+
+			"(a go-zero store or go-redis client, redislock.StoreBackend)", ErrBadPolicy, g.Backend)
+	}
+	sem, err := sb.NewSemaphore(checkName, 1, zerolock.LockerOptions{Expiry: time.Second, Name: checkName})
+	if err != nil {
+		return fmt.Errorf("%w: limit mode: %v", ErrBadPolicy, err)
+	}
+	if _, ok := sem.(zerolock.Watcher); g.Renew && !ok {
+		return fmt.Errorf("%w: Renew needs a lock backend whose semaphores can renew (%T cannot)", ErrBadPolicy, sem)
+	}
+	return nil
+}
+
+// backendCheckTimeout bounds the start-up check of a backend, as go-zero's
+// own PingTimeout does.
+const backendCheckTimeout = time.Second
+
+// CheckBackend asks a backend that is a zerolock.Checker, at start-up,
+// whether it is set up to work. It returns a misconfiguration (an error
+// wrapping zerolock.ErrMisconfigured, such as a go-zero store whose server
+// rejects CLIENT SETINFO, which would trip the store's own circuit
+// breaker), naming the fix; a lock service that cannot be reached now is
+// logged, and the locks check again before their first command.
+func (g *Guard) CheckBackend() error {
+	c, ok := g.Backend.(zerolock.Checker)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), backendCheckTimeout)
+	defer cancel()
+	err := c.Check(ctx)
+	if err != nil && !errors.Is(err, zerolock.ErrMisconfigured) {
+		logx.Errorf("zerolock: %v (checked again before the first lock)", err)
+		return nil
+	}
+	return err
+}

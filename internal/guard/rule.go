@@ -1,0 +1,111 @@
+package guard
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zerolock/zerolock/internal/keyspec"
+)
+
+// Rule is the lock side of a compiled rule, for Serve: its label, its
+// policy, and the namespace of its keys.
+type Rule struct {
+	// Label names the rule in metrics, logs and the lock's own metrics and
+	// spans: "POST /orders", "/pkg.Service/Method".
+	Label  string
+	Policy Policy
+	// namespace is what comes before the hash in the rule's keys.
+	namespace []string
+}
+
+// Key returns the rule's key for the values added to hs: the namespace,
+// then the values' hash. It releases hs. A limit rule's semaphore lives
+// under the key plus a suffix of its own (see newLock); logs carry the
+// key's digest.
+func (ru *Rule) Key(hs *keyspec.Hasher) string {
+	return hs.Key(ru.namespace...)
+}
+
+// Compile resolves a rule's settings against its configuration's defaults
+// and checks them with one wording for both transports: the mode and its
+// settings (ResolvePolicy; Retain and the transport's replayOnly settings
+// outside replay mode, where they would do nothing, silently), the guard's
+// Renew and Fence against the mode, and the backend's abilities against
+// what the rule needs (a Recorder for replay mode, semaphores for limit
+// mode). label names the rule; namespace is what comes before the hash in
+// its keys (the configuration's prefix, the transport, the route or
+// method); replayOnly names the replay-only settings of the transport that
+// the rule sets. The errors wrap ErrBadPolicy and name the fix; the
+// transport adds the rule's label.
+func (g *Guard) Compile(label string, namespace []string, defaults, rule Settings, replayOnly ...string) (*Rule, error) {
+	policy, err := ResolvePolicy(defaults, rule)
+	if err != nil {
+		return nil, err
+	}
+	if !policy.Replay {
+		if rule.Retain != 0 {
+			replayOnly = append([]string{"Retain"}, replayOnly...)
+		}
+		if len(replayOnly) > 0 {
+			return nil, fmt.Errorf("%w: %s %s for replay mode only (this rule is in %s mode): set Mode: replay, or remove %s",
+				ErrBadPolicy, strings.Join(replayOnly, " and "), isAre(len(replayOnly)), modeOf(policy), itThem(len(replayOnly)))
+		}
+	} else {
+		policy.Retain = defaults.Retain
+		if rule.Retain != 0 {
+			policy.Retain = rule.Retain
+		}
+		if policy.Retain == 0 {
+			policy.Retain = DefaultRetain
+		}
+		if policy.Retain < time.Millisecond {
+			return nil, fmt.Errorf("%w: Retain %v must be at least 1ms", ErrBadPolicy, policy.Retain)
+		}
+	}
+	switch {
+	case g.Renew && policy.Window:
+		return nil, fmt.Errorf("%w: Renew keeps inflight locks alive and cannot be used in window mode", ErrBadPolicy)
+	case g.Fence && policy.Replay:
+		return nil, fmt.Errorf("%w: Fence cannot be used in replay mode: its lock is taken by a script that also "+
+			"reads a stored result, and mints no fencing token; use inflight mode where a fencing token is needed", ErrBadPolicy)
+	case policy.Replay:
+		rg := *g
+		rg.Replay = true
+		if err := rg.Check(); err != nil {
+			return nil, err
+		}
+	case policy.Permits > 0:
+		if err := g.CheckLimit(); err != nil {
+			return nil, err
+		}
+	}
+	return &Rule{Label: label, Policy: policy, namespace: namespace}, nil
+}
+
+// modeOf names policy's mode.
+func modeOf(p Policy) string {
+	switch {
+	case p.Window:
+		return ModeWindow
+	case p.Replay:
+		return ModeReplay
+	case p.Permits > 0:
+		return ModeLimit
+	}
+	return ModeInflight
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
