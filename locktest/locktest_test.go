@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/testing/locktest"
+	"github.com/zerolock/zerolock/locktest"
 )
 
 func TestMain(m *testing.M) {
