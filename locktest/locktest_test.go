@@ -1,4 +1,4 @@
-package locktest_test
+package locktest
 
 import (
 	"errors"
@@ -11,7 +11,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/locktest"
 )
 
 func TestMain(m *testing.M) {
@@ -22,7 +21,7 @@ func TestMain(m *testing.M) {
 // exact expiry. 300 ms leaves the refresher check's sleeps (a quarter of
 // the expiry) room for a test goroutine descheduled under -race on a
 // loaded machine: at 100 ms a 75 ms stall let a refreshed hold lapse.
-var memOptions = locktest.Options{
+var memOptions = Options{
 	Expiry: 300 * time.Millisecond,
 	Slack:  2 * time.Second,
 	Waiter: true, TTLer: true, Watcher: true, Fencer: true, Refresher: true,
@@ -32,7 +31,7 @@ var memOptions = locktest.Options{
 // whole suite, so the suite asks nothing the contract does not.
 func TestConformanceMemory(t *testing.T) {
 	backend := newMemBackend(noFlaw)
-	locktest.Run(t, func(*testing.T) zerolock.Backend { return backend }, memOptions)
+	Run(t, func(*testing.T) zerolock.Backend { return backend }, memOptions)
 }
 
 // brokenEnv selects the flaw of the backend TestHelperBroken runs the
@@ -47,7 +46,7 @@ func TestHelperBroken(t *testing.T) {
 	if f == noFlaw {
 		t.Skip(brokenEnv + " is not set: this test runs in TestSuiteCatchesBrokenBackends's subprocess")
 	}
-	locktest.Run(t, func(*testing.T) zerolock.Backend { return newMemBackend(f) }, memOptions)
+	Run(t, func(*testing.T) zerolock.Backend { return newMemBackend(f) }, memOptions)
 }
 
 // TestSuiteCatchesBrokenBackends: for each deliberate violation of the

@@ -1,4 +1,4 @@
-package locktest_test
+package locktest
 
 import (
 	"context"
