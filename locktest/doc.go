@@ -20,6 +20,10 @@
 // Lockers do not back, or an ability they have that is not claimed, fails
 // the suite.
 //
+// NewMemoryBackend is a Backend that keeps its locks in memory and passes
+// the whole suite: code that takes a zerolock.Backend can be tested with it
+// and no lock service, as code that takes an fs.FS with fstest.MapFS.
+//
 // Like testing/fstest, the package is a test kit that ships with the
 // library, so that a third party's Backend can run the suite too: it
 // imports the contract (package zerolock) and the standard library only,
