@@ -9,8 +9,13 @@ export ZEROLOCK_REQUIRE_REDIS := 1
 
 .PHONY: test deps vet unit bench bench-backends torture race-repeat
 
+# EXTERNALTEST is a module of its own that runs locktest from outside
+# zerolock's module, as a third party's backend does (a few seconds).
+EXTERNALTEST := locktest/internal/externaltest
+
 test: deps vet
 	$(GO) test -race -timeout 9m ./...
+	cd $(EXTERNALTEST) && $(GO) test -race ./...
 
 # Valkey 9 and Redis 8 come from Debian sid, unpacked into this cache by
 # scripts/sid-servers.sh (from the mirror in the apt sources, signatures and
@@ -32,6 +37,7 @@ deps:
 vet:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
+	cd $(EXTERNALTEST) && $(GO) vet ./...
 
 # bench compares zerolock with the raw floor, go-zero's RedisLock,
 # bsm/redislock and redsync in one run on a redis-server it starts, and

@@ -58,10 +58,13 @@ func isHarness(path string) bool {
 // imports no backend; etcdlock and zklock do not depend on redislock; the
 // middleware and the interceptor never import each other; nothing in the
 // library imports an example; the shared request flow (internal/guard)
-// knows no backend and no transport.
+// knows no backend and no transport. locktest, the conformance suite,
+// ships like testing/fstest, so it depends on no harness, backend or
+// transport, nor on any module but this one.
 func TestImportDirections(t *testing.T) {
 	forbidden := map[string][]string{ // package -> what it must not depend on
 		module:                     {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/", module + "/observe"},
+		module + "/locktest":       {module + "/internal/testing/", module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/observe"},
 		module + "/observe":        {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/"},
 		module + "/etcdlock":       {module + "/redislock", module + "/zklock"},
 		module + "/zklock":         {module + "/redislock", module + "/etcdlock"},
@@ -70,8 +73,13 @@ func TestImportDirections(t *testing.T) {
 		module + "/middleware":     {module + "/interceptor"},
 		module + "/interceptor":    {module + "/middleware"},
 	}
+	locktestSeen := false
 	for _, p := range libraryPackages(t) {
+		locktestSeen = locktestSeen || p.ImportPath == module+"/locktest"
 		for _, dep := range p.Deps {
+			if p.ImportPath == module+"/locktest" && !isStandard(dep) && dep != module && !strings.HasPrefix(dep, module+"/") {
+				t.Errorf("%s depends on %s: a test kit users run pulls in no module but this one", p.ImportPath, dep)
+			}
 			if isHarness(dep) {
 				t.Errorf("%s depends on the test harness %s", p.ImportPath, dep)
 			}
@@ -85,4 +93,14 @@ func TestImportDirections(t *testing.T) {
 			}
 		}
 	}
+	if !locktestSeen {
+		t.Errorf("go list did not list %s among the library's packages", module+"/locktest")
+	}
+}
+
+// isStandard reports whether path is a standard library package: its
+// first element has no dot, as every module path outside it has.
+func isStandard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
 }

@@ -15,6 +15,6 @@
 // acquires and releases; a Waiter also waits; and a Locker may offer the
 // optional abilities TTLer, Watcher and Fencer, which callers discover with
 // a type assertion. Each method's comment says what an implementation must
-// guarantee. internal/testing/locktest checks those guarantees against
-// every implementation.
+// guarantee. Package locktest checks those guarantees against every
+// implementation, and runs on a third party's Backend too.
 package zerolock

@@ -7,7 +7,7 @@ import (
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/etcdlock"
 	"github.com/zerolock/zerolock/internal/testing/etcdtest"
-	"github.com/zerolock/zerolock/internal/testing/locktest"
+	"github.com/zerolock/zerolock/locktest"
 )
 
 // TestConformanceEtcd runs the conformance suite on NewBackend over the

@@ -9,8 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/testing/locktest"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/locktest"
 	"github.com/zerolock/zerolock/redislock"
 )
 

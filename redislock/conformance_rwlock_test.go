@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/testing/locktest"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/locktest"
 	"github.com/zerolock/zerolock/redislock"
 )
 

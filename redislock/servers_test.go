@@ -7,8 +7,8 @@ import (
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/testing/locktest"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/locktest"
 	"github.com/zerolock/zerolock/redislock"
 )
 

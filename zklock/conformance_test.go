@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/testing/locktest"
+	"github.com/zerolock/zerolock/locktest"
 	"github.com/zerolock/zerolock/zklock"
 )
 

@@ -1,4 +1,4 @@
-package locktest_test
+package locktest
 
 import (
 	"errors"
@@ -11,28 +11,19 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/internal/testing/locktest"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// memOptions are what the in-memory backend claims: everything, with
-// exact expiry. 300 ms leaves the refresher check's sleeps (a quarter of
-// the expiry) room for a test goroutine descheduled under -race on a
-// loaded machine: at 100 ms a 75 ms stall let a refreshed hold lapse.
-var memOptions = locktest.Options{
+// flawedOptions are what a flawedBackend claims: what the memory backend
+// claims (see memoryOptions in memory_test.go), so that each failure comes
+// from the flaw alone.
+var flawedOptions = Options{
 	Expiry: 300 * time.Millisecond,
 	Slack:  2 * time.Second,
 	Waiter: true, TTLer: true, Watcher: true, Fencer: true, Refresher: true,
-}
-
-// TestConformanceMemory: the in-memory backend without a flaw passes the
-// whole suite, so the suite asks nothing the contract does not.
-func TestConformanceMemory(t *testing.T) {
-	backend := newMemBackend(noFlaw)
-	locktest.Run(t, func(*testing.T) zerolock.Backend { return backend }, memOptions)
 }
 
 // brokenEnv selects the flaw of the backend TestHelperBroken runs the
@@ -47,11 +38,13 @@ func TestHelperBroken(t *testing.T) {
 	if f == noFlaw {
 		t.Skip(brokenEnv + " is not set: this test runs in TestSuiteCatchesBrokenBackends's subprocess")
 	}
-	locktest.Run(t, func(*testing.T) zerolock.Backend { return newMemBackend(f) }, memOptions)
+	Run(t, func(*testing.T) zerolock.Backend { return newFlawedBackend(f) }, flawedOptions)
 }
 
 // TestSuiteCatchesBrokenBackends: for each deliberate violation of the
-// contract, the suite fails, and names the check that guards it. The
+// contract, the suite fails, and names the check that guards it; the
+// memory backend without a flaw passes (TestConformanceMemory), so the
+// suite asks nothing the contract does not. The
 // suite runs in a subprocess, since its failing subtests fail their
 // parent.
 func TestSuiteCatchesBrokenBackends(t *testing.T) {
