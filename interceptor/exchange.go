@@ -27,7 +27,7 @@ type exchange struct {
 
 // Run runs the method. Its answer is returned by the interceptor, after
 // the lock is kept, stored or released, so there is nothing to hold.
-func (x *exchange) Run(ctx context.Context, _ bool) {
+func (x *exchange) Run(ctx context.Context, _ guard.Run) {
 	x.resp, x.err = x.handler(ctx, x.req)
 }
 

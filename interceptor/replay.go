@@ -34,7 +34,7 @@ func callFingerprint(ctx context.Context, ru *rule, fields map[int]*fieldPath,
 	msg protoreflect.Message) (guard.Fingerprint, error) {
 	var fingerprint guard.Fingerprint
 	hs := keyspec.NewHasher()
-	hs.AddString(keyspec.String, ru.Label)
+	hs.AddString(keyspec.String, ru.method)
 	if ru.fpWhole {
 		addCanonical(hs, msg)
 	} else if err := addSpecs(ctx, hs, ru.fingerprint, fields, msg); err != nil {

@@ -20,20 +20,20 @@ type exchange struct {
 	held   *captureWriter  // replay mode: the response, stored before it is sent
 }
 
-// Run runs the handler. Holding, it keeps the response until Deliver;
-// in window mode it notes the status; otherwise the handler writes to the
-// client directly.
-func (x *exchange) Run(ctx context.Context, hold bool) {
+// Run runs the handler. Held, it keeps the response until Deliver;
+// guarded in window mode, it notes the status; otherwise the handler
+// writes to the client's writer directly.
+func (x *exchange) Run(ctx context.Context, how guard.Run) {
 	r := x.r
 	if ctx != r.Context() {
 		r = r.WithContext(ctx)
 	}
 	var out http.ResponseWriter = x.w
 	switch {
-	case hold:
+	case how == guard.Held:
 		x.held = newCaptureWriter(x.w, x.ru.maxResponse)
 		out = x.held
-	case x.ru.Policy.Window:
+	case how == guard.Guarded && x.ru.Policy.Window:
 		x.status = &statusRecorder{ResponseWriter: x.w}
 		out = x.status
 	}

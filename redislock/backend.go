@@ -3,6 +3,7 @@ package redislock
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/zerolock/zerolock"
 )
@@ -91,13 +92,23 @@ type redLockBackend struct {
 	opts   []Option
 }
 
-// Check is a store backend's Check on every master: a misconfigured one is
-// refused; otherwise the first master that cannot be reached now returns
-// its error.
+// Check is a store backend's Check on every master, all at once, so that
+// one master that hangs until ctx ends cannot hide another's
+// misconfiguration: a misconfigured master is refused; otherwise the first
+// master that cannot be reached now returns its error.
 func (b redLockBackend) Check(ctx context.Context) error {
+	errs := make([]error, len(b.stores))
+	var wg sync.WaitGroup
+	for i, store := range b.stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = checkStore(ctx, store)
+		}()
+	}
+	wg.Wait()
 	var unreachable error
-	for _, store := range b.stores {
-		err := checkStore(ctx, store)
+	for _, err := range errs {
 		if errors.Is(err, zerolock.ErrMisconfigured) {
 			return err
 		}

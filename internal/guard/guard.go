@@ -34,8 +34,8 @@ const (
 	StoreError Outcome = "store_error"
 	FailedOpen Outcome = "fail_open"
 	// Stored: in replay mode, the key holds a completed request's result
-	// (Result.Record). The transport decodes it and counts Replayed,
-	// Mismatch or Rejected.
+	// (Result.Record). Serve decodes it and counts Replayed, Mismatch,
+	// Rejected (a result not kept) or StoreError (one it cannot read).
 	Stored Outcome = "stored"
 	// Replayed: a retry got the stored result; the handler did not run.
 	Replayed Outcome = "replayed"
@@ -54,8 +54,8 @@ type Guard struct {
 	// Fence mints a fencing token per acquisition and puts it in the
 	// handler's context (zerolock.FenceFromContext).
 	Fence bool
-	// Replay says that some rule is in replay mode, whose locks must be
-	// zerolock.Recorders (Check).
+	// Replay makes Check also require zerolock.Recorders; Compile sets it
+	// on a copy for a rule in replay mode.
 	Replay  bool
 	Metrics *Metrics
 	// RecordKind marks the transport's stored results (replay.Record.Kind),
@@ -81,8 +81,8 @@ type Result struct {
 	Err error
 	// Record is the stored result when Outcome is Stored.
 	Record []byte
-	// lock is the request's lock when Outcome is Rejected or Stored, whose
-	// TTL says when a stored result expires.
+	// lock is the request's lock when Outcome is Stored, whose TTL says
+	// when the stored result expires.
 	lock zerolock.Locker
 }
 
@@ -190,4 +190,3 @@ func retryAfter(ctx context.Context, lock zerolock.Locker, expire time.Duration)
 	}
 	return ttl
 }
-

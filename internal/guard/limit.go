@@ -38,4 +38,3 @@ func (g *Guard) newLock(label, key string, policy Policy) (zerolock.Locker, erro
 // semaphore would refuse a lock's string, and a lock's GET would fail on a
 // semaphore's sorted set).
 const limitSuffix = ":limit"
-

@@ -18,13 +18,13 @@ type Fingerprint = [replay.FingerprintSize]byte
 
 // An Exchange is one request as its transport sees it: the hooks Serve
 // calls to run the handler and to answer, each in the transport's own
-// encoding and statuses. Serve calls Run at most once, then Failed or
-// Answer, then Deliver; or Refuse; or Replay, and Refuse if that fails.
+// encoding and statuses. Serve calls either Refuse; or Replay, then Refuse
+// if that fails; or Run, then (in window mode) Failed or (in replay mode)
+// Answer, then Deliver.
 type Exchange interface {
-	// Run runs the handler with ctx. With hold set, the answer is stored
-	// before the client sees it: Run keeps it until Deliver. A panic of the
-	// handler goes through Run; Serve frees the lock and lets it go on.
-	Run(ctx context.Context, hold bool)
+	// Run runs the handler with ctx, as how says. A panic of the handler
+	// goes through Run; Serve frees the lock and lets it go on.
+	Run(ctx context.Context, how Run)
 	// Failed tells, after Run, whether the handler's answer failed in a way
 	// that frees a window at once, so that the user's retry is not refused.
 	// ended is the request's context's end (nil: still live).
@@ -42,6 +42,22 @@ type Exchange interface {
 	// payload cannot be read (a corrupt value, a later build's format).
 	Replay(payload []byte) error
 }
+
+// Run says how the handler runs.
+type Run int
+
+// The ways a handler runs.
+const (
+	// Unguarded: FailOpen serves the request without a lock; nothing is
+	// asked of the answer.
+	Unguarded Run = iota
+	// Guarded: the handler runs under the lock, which is kept or freed
+	// when it returns; in window mode Failed is asked next.
+	Guarded
+	// Held: replay mode; the answer is stored before the client sees it,
+	// so the transport holds it until Deliver, and Answer is asked next.
+	Held
+)
 
 // An Answer is what replay mode keeps of a handler's answer.
 type Answer struct {
@@ -114,7 +130,7 @@ func (g *Guard) Serve(ctx context.Context, ru *Rule, key string, fp Fingerprint,
 		x.Refuse(Refusal{Reason: OverLimit, RetryAfter: res.RetryAfter})
 		return
 	case FailedOpen:
-		x.Run(ctx, false)
+		x.Run(ctx, Unguarded)
 		x.Deliver()
 		return
 	case Stored:
@@ -130,12 +146,14 @@ func (g *Guard) Serve(ctx context.Context, ru *Rule, key string, fp Fingerprint,
 			res.Lease.End(ctx, false)
 		}
 	}()
-	x.Run(res.Ctx, policy.Replay)
-	returned = true
 	if policy.Replay {
+		x.Run(res.Ctx, Held)
+		returned = true
 		g.record(ctx, ru, key, fp, res, x)
 		return
 	}
+	x.Run(res.Ctx, Guarded)
+	returned = true
 	res.Lease.End(ctx, policy.KeepAfter(true, policy.Window && x.Failed(ctxdone.Err(ctx))))
 	x.Deliver()
 }

@@ -14,6 +14,7 @@ import (
 // exchange is a transport that records what Serve asked of it.
 type exchange struct {
 	ran, held, delivered bool
+	unguarded            bool
 	runCtx               context.Context
 	refused              *Refusal
 	replayed             []byte
@@ -24,8 +25,8 @@ type exchange struct {
 	replayOK bool                      // whether Replay can read the payload
 }
 
-func (x *exchange) Run(ctx context.Context, hold bool) {
-	x.ran, x.held, x.runCtx = true, hold, ctx
+func (x *exchange) Run(ctx context.Context, how Run) {
+	x.ran, x.held, x.unguarded, x.runCtx = true, how == Held, how == Unguarded, ctx
 	if x.handler != nil {
 		x.handler(ctx)
 	}
@@ -154,8 +155,8 @@ func TestServeRefusals(t *testing.T) {
 	open := &Guard{Backend: failing{errStore}, FailOpen: true}
 	x = &exchange{}
 	open.Serve(ctx, serveRule(t, open, ModeInflight), "k", Fingerprint{}, x)
-	if !x.ran || x.held || !x.delivered || x.refused != nil {
-		t.Fatalf("fail open: ran %v, held %v, delivered %v, refused %+v; want run unheld and delivered", x.ran, x.held, x.delivered, x.refused)
+	if !x.ran || !x.unguarded || !x.delivered || x.refused != nil {
+		t.Fatalf("fail open: ran %v, unguarded %v, delivered %v, refused %+v; want run unguarded and delivered", x.ran, x.unguarded, x.delivered, x.refused)
 	}
 
 	b := newRecords()
