@@ -135,9 +135,10 @@
 // with RejectCode, stored_result_unreadable and Retry-After, and logged.
 // Replay needs a backend that can keep a result in place of its lock: the
 // Redis ones (node, Sentinel, Cluster); Redlock, etcd and ZooKeeper are
-// refused at start-up, and so is Fence with replay mode. Renew may be used. A kept response costs Redis
-// memory for Retain: about 900 bytes (MEMORY USAGE) for a 1 KiB JSON
-// answer, which is compressed, and 360 for a 100-byte one.
+// refused at start-up, and so is Fence with replay mode. Renew may be
+// used. A kept response costs Redis memory for Retain: about 900 bytes
+// (MEMORY USAGE) for a 1 KiB JSON answer, which is compressed, and 360 for
+// a 100-byte one.
 //
 // # Limit: concurrent requests per key
 //
