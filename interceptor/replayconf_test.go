@@ -116,7 +116,7 @@ func TestReplayUnreadableRecord(t *testing.T) {
 		t.Fatalf("keys %v, %v; want the call's one key", keys, err)
 	}
 	key := keys[0]
-	_, stored, err := redislock.NewWithClient(admin, key).AcquireOrReadCtx(ctx)
+	_, stored, err := redislock.New(admin, key).AcquireOrReadCtx(ctx)
 	if err != nil || stored == nil {
 		t.Fatalf("read the stored result: %v", err)
 	}
@@ -151,7 +151,7 @@ func TestReplayUnreadableRecord(t *testing.T) {
 			if err := admin.Del(ctx, key).Err(); err != nil {
 				t.Fatal(err)
 			}
-			plant := redislock.NewWithClient(admin, key)
+			plant := redislock.New(admin, key)
 			if ok, err := plant.AcquireCtx(ctx); !ok || err != nil {
 				t.Fatalf("take the key to plant a record: %v, %v", ok, err)
 			}

@@ -26,7 +26,7 @@ func clusterBackends(t *testing.T, c *redistest.Cluster) []backend {
 	})
 	return []backend{
 		{"go-redis cluster", func(key string, opts ...redislock.Option) *redislock.RedisLock {
-			return redislock.NewWithClient(client, key, opts...)
+			return redislock.New(client, key, opts...)
 		}, func() redislock.Store { return client }},
 		{"go-zero cluster", func(key string, opts ...redislock.Option) *redislock.RedisLock {
 			return redislock.NewRedisLock(zstore, key, opts...)
@@ -161,7 +161,7 @@ func TestClusterMasterKilled(t *testing.T) {
 	client := c.Client(t)
 	const key = "zerolock-test:cluster-failover"
 	master := c.MasterOf(t, key)
-	lock := redislock.NewWithClient(client, key)
+	lock := redislock.New(client, key)
 	lock.SetExpire(5)
 	mustAcquire(t, lock, true)
 	mustRelease(t, lock, true)

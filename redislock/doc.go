@@ -18,10 +18,10 @@
 // a real failure is an error.
 //
 // On a go-redis client (a *redis.Client, a *redis.ClusterClient, or a
-// Sentinel *redis.FailoverClient) the same lock is NewWithClient, and
+// Sentinel *redis.FailoverClient, each a Store) the same lock is New, and
 // options set what go-zero's API cannot:
 //
-//	lock := redislock.NewWithClient(rdb, "report:q3",
+//	lock := redislock.New(rdb, "report:q3",
 //		redislock.WithExpiry(2*time.Second), redislock.WithFencing())
 //	ok, err := lock.AcquireWaitCtx(ctx, 10*time.Second) // woken when the holder releases
 //	lockCtx := lock.Watch(ctx)                           // renewed; cancelled if the lock is lost

@@ -81,7 +81,7 @@ func ExampleRedisLock_TTL() {
 	defer rdb.Close()
 	ctx := context.Background()
 
-	lock := redislock.NewWithClient(rdb, "report:2026-11",
+	lock := redislock.New(rdb, "report:2026-11",
 		redislock.WithExpiry(1500*time.Millisecond), redislock.WithTolerance(100*time.Millisecond))
 	if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
 		fmt.Println("not acquired:", ok, err)

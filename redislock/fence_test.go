@@ -108,7 +108,7 @@ func TestFencingOnOddNames(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
 	for _, key := range []string{"", "{", "}", "{}", "a}b", "{user:1}:order", "x{}y"} {
-		lock := redislock.NewWithClient(client, key, redislock.WithFencing())
+		lock := redislock.New(client, key, redislock.WithFencing())
 		lock.SetExpire(5)
 		mustAcquire(t, lock, true)
 		if lock.Fence() < 1 {

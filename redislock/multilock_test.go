@@ -676,7 +676,7 @@ func TestMultiLockRing(t *testing.T) {
 	mustMultiAcquire(t, m, true)
 	mustHoldOneToken(t, ring, keys)
 	for _, k := range keys {
-		mustAcquire(t, redislock.NewWithClient(ring, k), false)
+		mustAcquire(t, redislock.New(ring, k), false)
 	}
 	na, nb := a.Client(t).DBSize(context.Background()).Val(), b.Client(t).DBSize(context.Background()).Val()
 	if na == 0 || nb == 0 || na+nb != int64(len(keys)) {

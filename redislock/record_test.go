@@ -77,7 +77,7 @@ func TestRecord(t *testing.T) {
 // lost.
 func TestRecordStopsWatch(t *testing.T) {
 	srv := redistest.Start(t)
-	lock := redislock.NewWithClient(srv.Client(t), "zerolock-test:record:watch", redislock.WithExpiry(time.Second))
+	lock := redislock.New(srv.Client(t), "zerolock-test:record:watch", redislock.WithExpiry(time.Second))
 	ctx := context.Background()
 	if ok, _, err := lock.AcquireOrReadCtx(ctx); !ok || err != nil {
 		t.Fatalf("acquire: %v, %v", ok, err)
@@ -102,7 +102,7 @@ func TestRecordReplicaAcksMissing(t *testing.T) {
 	client := srv.Client(t)
 	ctx := context.Background()
 	const key = "zerolock-test:record:acks"
-	acked := redislock.NewWithClient(client, key, redislock.WithReplicaAcks(1, 100*time.Millisecond))
+	acked := redislock.New(client, key, redislock.WithReplicaAcks(1, 100*time.Millisecond))
 	ok, rec, err := acked.AcquireOrReadCtx(ctx)
 	if ok || rec != nil || !errors.Is(err, redislock.ErrNotReplicated) {
 		t.Fatalf("AcquireOrReadCtx with no replica = %v, %q, %v; want ErrNotReplicated", ok, rec, err)
