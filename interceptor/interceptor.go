@@ -62,7 +62,7 @@ func MustUnaryServerInterceptor(c LockConf, store *redis.Redis) grpc.UnaryServer
 // tried, never waited for, so their releases skip the waiters' wake-up
 // (redislock.WithoutWakeups), which costs Redis CPU and serves nobody here.
 func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.UnaryServerInterceptor, error) {
-	return UnaryServerInterceptorWithBackend(c, redislock.StoreBackend(store, redislock.WithoutWakeups()))
+	return UnaryServerInterceptorWithBackend(c, redislock.NewBackend(store, redislock.WithoutWakeups()))
 }
 
 // UnaryServerInterceptorWithBackend is UnaryServerInterceptor for any lock

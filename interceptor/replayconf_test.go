@@ -54,7 +54,7 @@ Rules:
 func TestReplayRefusedAtStartUp(t *testing.T) {
 	srv := redistest.Start(t)
 	stores := []redislock.Store{srv.Client(t), srv.Client(t), srv.Client(t)}
-	_, err := interceptor.UnaryServerInterceptorWithBackend(replayConf("field:order.id"), redislock.RedLockBackend(stores))
+	_, err := interceptor.UnaryServerInterceptorWithBackend(replayConf("field:order.id"), redislock.NewRedLockBackend(stores))
 	if !errors.Is(err, interceptor.ErrBadConfig) || !strings.Contains(err.Error(), "replay") {
 		t.Fatalf("replay on Redlock: %v, want ErrBadConfig naming replay", err)
 	}

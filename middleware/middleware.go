@@ -73,7 +73,7 @@ func MustNewLockMiddleware(c LockConf, store *redis.Redis) *LockMiddleware {
 // for, so their releases skip the waiters' wake-up
 // (redislock.WithoutWakeups), which costs Redis CPU and serves nobody here.
 func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddleware, error) {
-	return NewLockMiddlewareWithBackend(c, redislock.StoreBackend(store, redislock.WithoutWakeups()))
+	return NewLockMiddlewareWithBackend(c, redislock.NewBackend(store, redislock.WithoutWakeups()))
 }
 
 // NewLockMiddlewareWithBackend is NewLockMiddleware for any lock backend:

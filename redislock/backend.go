@@ -2,12 +2,12 @@ package redislock
 
 import "github.com/zerolock/zerolock"
 
-// StoreBackend is the zerolock.Backend of RedisLocks in one store, for the
+// NewBackend returns the zerolock.Backend of RedisLocks in one store, for the
 // middleware's and the interceptor's WithBackend constructors. opts apply
 // to every lock it makes (WithDeadlineGuard, say), before the expiry,
 // fencing and name that the zerolock.LockerOptions set (a name given
 // WithName stays when LockerOptions.Name is empty).
-func StoreBackend(store Store, opts ...Option) zerolock.Backend {
+func NewBackend(store Store, opts ...Option) zerolock.Backend {
 	return storeBackend{store: store, setGet: new(setGetSupport), opts: opts}
 }
 
@@ -52,11 +52,11 @@ func (b storeBackend) NewSemaphore(key string, permits int, o zerolock.LockerOpt
 	return s, nil
 }
 
-// RedLockBackend is the zerolock.Backend of RedLocks over independent
+// NewRedLockBackend returns the zerolock.Backend of RedLocks over independent
 // masters. Its locks are not TTLers, Watchers or Fencers: Retry-After is the
 // rule's expiry, and the middleware and interceptor refuse Renew and Fence
 // with it.
-func RedLockBackend(stores []Store, opts ...Option) zerolock.Backend {
+func NewRedLockBackend(stores []Store, opts ...Option) zerolock.Backend {
 	// One memory of SET NX GET refusals for all nodes: a node older than
 	// Redis 7.0 sends every node's fresh acquire to the script, which is
 	// always correct.

@@ -172,7 +172,7 @@ func (replyError) RedisError()     {}
 func TestRedisBefore7(t *testing.T) {
 	srv := redistest.Start(t)
 	var setGets int
-	backend := redislock.StoreBackend(oldRedisStore{setArgsStore{srv.Client(t)}, &setGets})
+	backend := redislock.NewBackend(oldRedisStore{setArgsStore{srv.Client(t)}, &setGets})
 	for i := 0; i < 3; i++ {
 		lock := backend.NewLocker(fmt.Sprintf("zerolock-test:old-redis:%d", i), zerolock.LockerOptions{Expiry: 5 * time.Second})
 		if ok, err := lock.AcquireCtx(context.Background()); !ok || err != nil {

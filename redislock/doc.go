@@ -48,8 +48,8 @@
 // as an error.
 //
 // A RedisLock is a zerolock.Locker, zerolock.Waiter, zerolock.TTLer,
-// zerolock.Watcher, zerolock.Fencer and zerolock.Refresher; StoreBackend
-// and RedLockBackend make the zerolock.Backend that the middleware and the
+// zerolock.Watcher, zerolock.Fencer and zerolock.Refresher; NewBackend
+// and NewRedLockBackend make the zerolock.Backend that the middleware and the
 // interceptor take.
 //
 // Beyond the mutex, on the same stores (go-zero's through GoZeroStore, and
@@ -57,7 +57,7 @@
 // Refresh:
 //
 //   - NewSemaphore: at most N holders of a key, each permit expiring on its
-//     own (cap concurrent exports per user); StoreBackend's NewSemaphore is
+//     own (cap concurrent exports per user); the NewSemaphore of NewBackend's backend is
 //     the middleware's and the interceptor's limit mode.
 //   - NewMultiLock: several keys, all or none (deduct the stock of every
 //     SKU of an order); atomic within one slot, ordered with give-back

@@ -613,7 +613,7 @@ func TestObserveBackendName(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
 	key := "zerolock-test:" + t.Name()
-	backend := redislock.StoreBackend(client, redislock.WithName(t.Name()+"-default"))
+	backend := redislock.NewBackend(client, redislock.WithName(t.Name()+"-default"))
 	named, unnamed := mutexSeries(t.Name()+"-rule"), mutexSeries(t.Name()+"-default")
 	sem := series{t.Name() + "-rule", "redis", "semaphore"}
 	red := series{t.Name() + "-rule", "redlock", "mutex"}
@@ -632,7 +632,7 @@ func TestObserveBackendName(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustTake(t, limiter.AcquireCtx, true)
-	redLock := redislock.RedLockBackend([]redislock.Store{client}).
+	redLock := redislock.NewRedLockBackend([]redislock.Store{client}).
 		NewLocker(key+":4", zerolock.LockerOptions{Expiry: time.Second, Name: t.Name() + "-rule"})
 	mustTake(t, redLock.AcquireCtx, true)
 

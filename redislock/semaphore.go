@@ -16,8 +16,8 @@ import (
 )
 
 var (
-	// ErrInvalidPermits is returned by NewSemaphore (and a StoreBackend's
-	// NewSemaphore) when permits is less than 1.
+	// ErrInvalidPermits is returned by NewSemaphore (and by the NewSemaphore
+	// of a NewBackend backend) when permits is less than 1.
 	ErrInvalidPermits = errors.New("redislock: permits must be at least 1")
 
 	// ErrNotSemaphore is returned when a semaphore's key holds something

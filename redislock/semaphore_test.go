@@ -57,13 +57,13 @@ func mustHolders(t *testing.T, s *redislock.Semaphore, want int) {
 }
 
 // TestSemaphoreBadArguments: permits below 1 are ErrInvalidPermits, from
-// NewSemaphore and from a StoreBackend; a negative or empty expiry is
+// NewSemaphore and from a NewBackend; a negative or empty expiry is
 // ErrInvalidExpiry from every call that sends one. No server is needed:
 // each is refused before any I/O.
 func TestSemaphoreBadArguments(t *testing.T) {
 	store := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	t.Cleanup(func() { _ = store.Close() })
-	backend := redislock.StoreBackend(store).(zerolock.SemaphoreBackend)
+	backend := redislock.NewBackend(store).(zerolock.SemaphoreBackend)
 	for _, permits := range []int{0, -1, -100} {
 		s, err := redislock.NewSemaphore(store, "zerolock-test:bad", permits)
 		if !errors.Is(err, redislock.ErrInvalidPermits) || s != nil {
@@ -71,7 +71,7 @@ func TestSemaphoreBadArguments(t *testing.T) {
 		}
 		l, err := backend.NewSemaphore("zerolock-test:bad", permits, zerolock.LockerOptions{Expiry: time.Second})
 		if !errors.Is(err, redislock.ErrInvalidPermits) || l != nil {
-			t.Errorf("StoreBackend NewSemaphore(permits %d) = %v, %v; want nil, ErrInvalidPermits", permits, l, err)
+			t.Errorf("NewBackend NewSemaphore(permits %d) = %v, %v; want nil, ErrInvalidPermits", permits, l, err)
 		}
 	}
 	for _, tc := range []struct {
@@ -626,7 +626,7 @@ func TestSemaphoreWrongType(t *testing.T) {
 	})
 }
 
-// TestSemaphoreBackend: a StoreBackend is a zerolock.SemaphoreBackend
+// TestSemaphoreBackend: a NewBackend is a zerolock.SemaphoreBackend
 // whose semaphores take LockerOptions' expiry exactly (no tolerance) and
 // announce releases unless the backend was made WithoutWakeups.
 func TestSemaphoreBackend(t *testing.T) {
@@ -641,9 +641,9 @@ func TestSemaphoreBackend(t *testing.T) {
 			{"default", nil, 1},
 			{"WithoutWakeups", []redislock.Option{redislock.WithoutWakeups()}, 0},
 		} {
-			backend, ok := redislock.StoreBackend(b.store(), tc.opts...).(zerolock.SemaphoreBackend)
+			backend, ok := redislock.NewBackend(b.store(), tc.opts...).(zerolock.SemaphoreBackend)
 			if !ok {
-				t.Fatal("StoreBackend is not a zerolock.SemaphoreBackend")
+				t.Fatal("NewBackend is not a zerolock.SemaphoreBackend")
 			}
 			l, err := backend.NewSemaphore(key, 2, zerolock.LockerOptions{Expiry: 3 * time.Second})
 			if err != nil {
@@ -675,9 +675,9 @@ func TestSemaphoreRefusesReplicaAcks(t *testing.T) {
 	if !errors.Is(err, redislock.ErrReplicaAcksUnsupported) {
 		t.Fatalf("NewSemaphore(WithReplicaAcks) = %v; want ErrReplicaAcksUnsupported", err)
 	}
-	_, err = redislock.StoreBackend(client, redislock.WithReplicaAcks(1, time.Second)).(zerolock.SemaphoreBackend).
+	_, err = redislock.NewBackend(client, redislock.WithReplicaAcks(1, time.Second)).(zerolock.SemaphoreBackend).
 		NewSemaphore("sem", 2, zerolock.LockerOptions{Expiry: time.Second})
 	if !errors.Is(err, redislock.ErrReplicaAcksUnsupported) {
-		t.Fatalf("StoreBackend(WithReplicaAcks).NewSemaphore = %v; want ErrReplicaAcksUnsupported", err)
+		t.Fatalf("NewBackend(WithReplicaAcks).NewSemaphore = %v; want ErrReplicaAcksUnsupported", err)
 	}
 }
