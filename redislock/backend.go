@@ -21,7 +21,7 @@ func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.
 	o := b.options(lo)
 	o.setGet = b.setGet
 	o.fencing = o.fencing || lo.Fencing
-	return newObservedLock(b.store, key, o)
+	return recordingLock{newObservedLock(b.store, key, o)}
 }
 
 // options are the backend's options, then lo's expiry (with no tolerance
