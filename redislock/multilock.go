@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -13,23 +12,6 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/observe"
-)
-
-var (
-	// ErrNoKeys is returned by NewMultiLock for an empty key list.
-	ErrNoKeys = errors.New("redislock: a multi-lock needs at least one key")
-
-	// ErrDuplicateKey is returned by NewMultiLock, wrapped with the key,
-	// when a key appears twice in its list.
-	ErrDuplicateKey = errors.New("redislock: duplicate key in a multi-lock")
-
-	// ErrNotLockKey is returned, wrapped with the key and the type it holds
-	// (WRONGTYPE), when a multi-lock's key holds something other than a
-	// lock: a semaphore, a read-write lock or any value that is not a
-	// string. The scripts check every key's type before they write and
-	// report it instead of failing, so go-zero's circuit breaker, which
-	// counts every error reply, does not open for the whole store.
-	ErrNotLockKey = errors.New("redislock: key holds a value that is not a lock")
 )
 
 var (

@@ -2,10 +2,10 @@ package redislock
 
 import "time"
 
-// DefaultTolerance is added to the expiry sent to Redis, as go-zero does, so
+// defaultTolerance is added to the expiry sent to Redis, as go-zero does, so
 // that a lock set to expire after n seconds is not lost to clock rounding
 // and network delay before n seconds have passed for its holder.
-const DefaultTolerance = 500 * time.Millisecond
+const defaultTolerance = 500 * time.Millisecond
 
 // An Option customizes a RedisLock.
 type Option func(*options)
@@ -25,7 +25,7 @@ type options struct {
 }
 
 func defaultOptions() options {
-	return options{tolerance: DefaultTolerance, wait: defaultWaitOptions()}
+	return options{tolerance: defaultTolerance, wait: defaultWaitOptions()}
 }
 
 // WithExpiry sets the initial expiry of the lock with millisecond precision,

@@ -2,7 +2,6 @@ package redislock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,10 +10,6 @@ import (
 
 	"github.com/zerolock/zerolock/observe"
 )
-
-// ErrQuorum is matched (errors.Is) by the *QuorumError a RedLock returns
-// when it could not decide on a majority of its nodes.
-var ErrQuorum = errors.New("redislock: no quorum")
 
 // defaultNodeTimeout bounds each node's call of a RedLock unless
 // WithNodeTimeout says otherwise: much shorter than any sensible expiry, so

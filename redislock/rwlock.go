@@ -18,26 +18,6 @@ import (
 )
 
 var (
-	// ErrOtherSideHeld is returned by RLockCtx (and RLockWaitCtx) when the
-	// same RWLock instance holds the write side, and by LockCtx (and
-	// LockWaitCtx) when it holds a read share: an instance holds one side
-	// at a time, and upgrading or downgrading in place is not offered
-	// (release one side, then take the other).
-	ErrOtherSideHeld = errors.New("redislock: this RWLock instance holds the other side")
-
-	// ErrNotRWLock is returned when the key of an RWLock, or one of the
-	// companion keys beside it (the readers' set, a waiting writer's
-	// intent, the fencing counter), holds a value of another type: a
-	// Semaphore's sorted set, say, or any other value under that name. The error names the key and the type it holds
-	// (WRONGTYPE). The scripts check the types before writing anything and
-	// report a mismatch instead of failing, so go-zero's circuit breaker,
-	// which counts every error reply, does not open for the whole store.
-	// (A RedisLock on the same key is no mismatch: it holds the key as a
-	// writer does.)
-	ErrNotRWLock = errors.New("redislock: key holds a value that is not a read-write lock")
-)
-
-var (
 	//go:embed rwlock_rlock.lua
 	rwRLockSource string
 	rwRLockScript = newScript(rwRLockSource)

@@ -16,19 +16,6 @@ import (
 )
 
 var (
-	// ErrInvalidPermits is returned by NewSemaphore (and by the NewSemaphore
-	// of a NewBackend backend) when permits is less than 1.
-	ErrInvalidPermits = errors.New("redislock: permits must be at least 1")
-
-	// ErrNotSemaphore is returned when a semaphore's key holds something
-	// other than a semaphore: a RedisLock or any other value under the same
-	// name. The error names the type the key holds (WRONGTYPE); the scripts
-	// report it instead of failing, so go-zero's circuit breaker, which
-	// counts every error reply, does not open for the whole store.
-	ErrNotSemaphore = errors.New("redislock: key holds a value that is not a semaphore")
-)
-
-var (
 	//go:embed semaphore_acquire.lua
 	semaphoreAcquireSource string
 	semaphoreAcquireScript = newScript(semaphoreAcquireSource)
