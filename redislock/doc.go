@@ -25,7 +25,8 @@
 // WithoutWakeups (no release announcement, for locks nobody waits on),
 // WithDeadlineGuard (return when ctx ends even if the client would wait
 // longer), WithName (the lock's label in metrics and traces), and for
-// NewRedLock, WithNodeTimeout.
+// NewRedLock, WithNodeTimeout. An option that a kind of lock has no use
+// for is refused with ErrOptionNotApplicable (see Option).
 //
 // Beyond the mutex, on the same stores (go-zero's through GoZeroStore, and
 // go-redis clients), with the same options, woken waiting, Watch and

@@ -38,9 +38,18 @@ var (
 	// released again, and the lock is not held.
 	ErrNotReplicated = errors.New("redislock: acquisition not acknowledged by enough replicas")
 
+	// ErrOptionNotApplicable is matched by the refusal of an option that a
+	// kind of lock has no use for (WithFencing by a Semaphore, say): the
+	// constructors that return an error return it, and the locks of the
+	// others return it from every acquire and refresh (see Option). The
+	// error names the options refused and the key.
+	ErrOptionNotApplicable = errors.New("redislock: option does not apply to this kind of lock")
+
 	// ErrReplicaAcksUnsupported is returned when WithReplicaAcks is used on
 	// a store that cannot send WAIT on the connection of the write (go-zero's
-	// cluster store, a Ring).
+	// cluster store, a Ring). The refusal of WithReplicaAcks by a kind of
+	// lock that does not wait for replicas (a Semaphore, a MultiLock, an
+	// RWLock) matches it too, besides ErrOptionNotApplicable.
 	ErrReplicaAcksUnsupported = errors.New("redislock: WithReplicaAcks needs a node, Sentinel or go-redis cluster client, or go-zero's node store")
 
 	// ErrQuorum is matched (errors.Is) by the *QuorumError a RedLock returns

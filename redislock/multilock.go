@@ -56,9 +56,9 @@ var (
 // refresh of a held lock leaves the hold alone, as RedisLock does.
 //
 // Keys may be empty strings, as RedisLock's key may. Fencing tokens are not
-// minted for multi-locks: WithFencing is ignored (a MultiLock has no Fence
-// method), and WithReplicaAcks makes NewMultiLock fail with
-// ErrReplicaAcksUnsupported. WithNodeTimeout, for Redlock, does not apply.
+// minted for multi-locks (a MultiLock has no Fence method), nor do they
+// wait for replicas: NewMultiLock refuses WithFencing, WithReplicaAcks and
+// WithNodeTimeout (see Option).
 type MultiLock struct {
 	store    Store
 	keys     []string // in the order they are taken
@@ -97,7 +97,7 @@ var (
 //
 // It returns ErrNoKeys for an empty list, an error wrapping
 // ErrDuplicateKey (and naming the key) when a key appears twice, and one
-// wrapping ErrReplicaAcksUnsupported WithReplicaAcks.
+// wrapping ErrOptionNotApplicable for an option the MultiLock refuses.
 func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error) {
 	if len(keys) == 0 {
 		return nil, ErrNoKeys
@@ -113,8 +113,8 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.acks > 0 {
-		return nil, fmt.Errorf("%w: not with a multi-lock", ErrReplicaAcksUnsupported)
+	if err := o.refuse(multiLockRefuses, "a MultiLock", fmt.Sprintf("%q", keys)); err != nil {
+		return nil, err
 	}
 	m := &MultiLock{
 		store:    store,

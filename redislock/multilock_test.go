@@ -442,20 +442,23 @@ func TestMultiLockRefresh(t *testing.T) {
 	})
 }
 
-// TestMultiLockNotFencer: fencing is not minted for multi-locks: with
-// WithFencing the lock is built and works, is not a zerolock.Fencer, and
-// writes no key but its own.
+// TestMultiLockNotFencer: fencing is not minted for multi-locks: WithFencing
+// is refused (it was ignored before the one option policy), a MultiLock is
+// not a zerolock.Fencer, and it writes no key but its own.
 func TestMultiLockNotFencer(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	keys := multiKeys(t, 2)
-	m := newMulti(t, admin, keys, redislock.WithFencing())
+	if m, err := redislock.NewMultiLock(admin, keys, redislock.WithFencing()); m != nil || !errors.Is(err, redislock.ErrOptionNotApplicable) {
+		t.Fatalf("NewMultiLock(WithFencing) = %v, %v; want nil, ErrOptionNotApplicable", m, err)
+	}
+	m := newMulti(t, admin, keys)
 	if _, ok := any(m).(zerolock.Fencer); ok {
 		t.Fatal("a MultiLock is a zerolock.Fencer")
 	}
 	mustMultiAcquire(t, m, true)
 	if n := admin.DBSize(context.Background()).Val(); n != int64(len(keys)) {
-		t.Errorf("DBSIZE = %d after a MultiLock WithFencing acquired %d keys; want no other key", n, len(keys))
+		t.Errorf("DBSIZE = %d after a MultiLock acquired %d keys; want no other key", n, len(keys))
 	}
 	mustMultiRelease(t, m, true)
 }

@@ -3,6 +3,7 @@ package redislock
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,7 +37,9 @@ type RedLock struct {
 
 // NewRedLock returns a Redlock on key over stores, which must be independent
 // masters (not replicas of each other), ideally five. Options apply to every
-// node; WithNodeTimeout bounds each node's call.
+// node; WithNodeTimeout bounds each node's call. WithFencing and
+// WithBackoff are refused: every acquire returns an error wrapping
+// ErrOptionNotApplicable (see Option).
 func NewRedLock(stores []Store, key string, opts ...Option) *RedLock {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -53,9 +56,11 @@ func newRedLock(stores []Store, key string, o options) *RedLock {
 	if r.nodeTimeout <= 0 {
 		r.nodeTimeout = defaultNodeTimeout
 	}
+	refused := o.refuse(redLockRefuses, "a RedLock", strconv.Quote(key))
 	for _, s := range stores {
 		n := newLock(s, key, token, o)
 		n.guard = guardNone // each bounds every node call by itself
+		n.refused = refused // the RedLock's acquire asks its first node's px
 		r.nodes = append(r.nodes, n)
 	}
 	r.SetExpiry(o.expiry)
@@ -63,9 +68,11 @@ func newRedLock(stores []Store, key string, o options) *RedLock {
 }
 
 // WithNodeTimeout bounds each node's call of a RedLock (default 50 ms).
+// Every other kind of lock refuses it (see Option).
 func WithNodeTimeout(d time.Duration) Option {
 	return func(o *options) {
 		o.nodeTimeout = d
+		o.given |= optNodeTimeout
 	}
 }
 

@@ -17,10 +17,12 @@ import (
 // the acquire returns ErrNotReplicated. It costs a round trip to a replica
 // on every fresh acquisition: use it on Sentinel or Cluster deployments
 // whose locks must survive a failover, and size n below the replica count
-// so one slow replica does not block every lock.
+// so one slow replica does not block every lock. RedisLock and RedLock take
+// it; Semaphore, MultiLock and RWLock refuse it (see Option).
 func WithReplicaAcks(n int, timeout time.Duration) Option {
 	return func(o *options) {
 		o.acks, o.acksTimeout = n, timeout
+		o.given |= optReplicaAcks
 	}
 }
 

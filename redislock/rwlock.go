@@ -115,8 +115,10 @@ const (
 // WithFencing makes write holds mint fencing tokens and read holds read
 // the latest one (give it to the readers and the writers of a key alike:
 // it keeps one never-expiring counter key per lock key, so leave it out
-// where nobody checks the tokens, for one RWLock per cache key, say);
-// WithReplicaAcks is ignored.
+// where nobody checks the tokens, for one RWLock per cache key, say).
+// WithReplicaAcks and WithNodeTimeout are refused: every acquire and
+// refresh of the lock returns an error wrapping ErrOptionNotApplicable
+// (see Option).
 func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -147,6 +149,7 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 		l.releaseArgs = l.releaseArgs[:1:1] // no channel: nothing announced
 	}
 	l.holdExpiry.init(o)
+	l.refused = o.refuse(rwLockRefuses, "an RWLock", strconv.Quote(key))
 	return l
 }
 

@@ -81,10 +81,10 @@ var (
 // The expiry works as a RedisLock's: WithExpiry or SetExpire/SetExpiry,
 // plus WithTolerance (500 ms by default) added to what Redis is sent.
 // WithBackoff, WithoutWakeups and WithDeadlineGuard apply as they do to a
-// RedisLock; WithFencing has no effect on a Semaphore (its holders share
-// the key, so no token orders them), and WithReplicaAcks is refused with
-// ErrReplicaAcksUnsupported: a permit is not made to survive a failover.
-// The scripts read the server's clock (TIME), so the server must be
+// RedisLock. WithFencing (its holders share the key, so no token orders
+// them), WithReplicaAcks (a permit is not made to survive a failover) and
+// WithNodeTimeout are refused with an error wrapping
+// ErrOptionNotApplicable (see Option). The scripts read the server's clock (TIME), so the server must be
 // Redis 5 or later.
 //
 // Every acquire compares the permits live at that moment with its own
@@ -108,8 +108,8 @@ func newSemaphore(store Store, key string, permits int, o options) (*Semaphore, 
 	if permits < 1 {
 		return nil, fmt.Errorf("%w: %d for %q", ErrInvalidPermits, permits, key)
 	}
-	if o.acks > 0 {
-		return nil, fmt.Errorf("%w: not with a semaphore (%q); drop WithReplicaAcks from the options of its store", ErrReplicaAcksUnsupported, key)
+	if err := o.refuse(semaphoreRefuses, "a Semaphore", strconv.Quote(key)); err != nil {
+		return nil, err
 	}
 	token := newToken()
 	s := &Semaphore{

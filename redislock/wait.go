@@ -25,11 +25,13 @@ func defaultWaitOptions() waitOptions {
 // default is 10 ms doubling to 500 ms, jittered, and never longer than the
 // holder's remaining time.
 // Bounds below a millisecond are raised to one, so a waiter never spins
-// against Redis.
+// against Redis. A RedLock, which has no waiting acquire, refuses it (see
+// Option).
 func WithBackoff(lo, hi time.Duration) Option {
 	return func(o *options) {
 		lo = max(lo, time.Millisecond)
 		o.wait = waitOptions{minBackoff: lo, maxBackoff: max(hi, lo)}
+		o.given |= optBackoff
 	}
 }
 
