@@ -133,7 +133,7 @@ func TestClusterWaitAndWatch(t *testing.T) {
 			waiter.SetExpire(5)
 			got := make(chan time.Time, 1)
 			go func() {
-				ok, err := waiter.AcquireWait(10 * time.Second)
+				ok, err := waiter.AcquireWaitCtx(context.Background(), 10*time.Second)
 				if !ok || err != nil {
 					t.Errorf("AcquireWait() = %v, %v", ok, err)
 				}

@@ -221,15 +221,15 @@ func TestRWLockUnlocksAreSentOnce(t *testing.T) {
 	for _, side := range []string{"read", "write"} {
 		store := onceStore{srv.Client(t), map[string]bool{}}
 		rw := redislock.NewRWLock(store, "zerolock-test:rw-once:"+side)
-		lock, unlock := rw.Lock, rw.Unlock
+		lock, unlock := rw.LockCtx, rw.UnlockCtx
 		if side == "read" {
-			lock, unlock = rw.RLock, rw.RUnlock
+			lock, unlock = rw.RLockCtx, rw.RUnlockCtx
 		}
-		if ok, err := lock(); !ok || err != nil {
+		if ok, err := lock(context.Background()); !ok || err != nil {
 			t.Fatalf("%s lock: %v, %v", side, ok, err)
 		}
 		clear(store.noRetry)
-		if ok, err := unlock(); !ok || err != nil {
+		if ok, err := unlock(context.Background()); !ok || err != nil {
 			t.Fatalf("%s unlock: %v, %v", side, ok, err)
 		}
 		if !store.noRetry["evalsha"] {

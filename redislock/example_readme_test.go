@@ -198,7 +198,7 @@ func startExport(ctx context.Context, svcCtx *ServiceContext, userID string, exp
 	if err != nil {
 		return err // permits < 1: redislock.ErrInvalidPermits
 	}
-	sem.SetExpire(60) // each permit expires on its own: a crashed export frees only its own
+	sem.SetExpiry(time.Minute) // each permit expires on its own: a crashed export frees only its own
 	ok, err := sem.AcquireCtx(ctx)
 	if err != nil {
 		return err

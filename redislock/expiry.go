@@ -12,9 +12,9 @@ import (
 	"github.com/zerolock/zerolock/internal/ctxdone"
 )
 
-// holdExpiry is how long a lock's holds last: the expiry SetExpire and
-// SetExpiry set (read at each acquire and renewal) and the tolerance added
-// to what Redis is sent. Every kind of lock embeds one.
+// holdExpiry is how long a lock's holds last: the expiry SetExpiry (and a
+// RedisLock's or RedLock's SetExpire) sets, read at each acquire and
+// renewal, and the tolerance added to what Redis is sent. Every kind of lock embeds one.
 type holdExpiry struct {
 	expiry    atomic.Int64 // time.Duration
 	tolerance time.Duration

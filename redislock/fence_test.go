@@ -38,7 +38,7 @@ func TestFencingTokens(t *testing.T) {
 				lock := b.newLock(key, redislock.WithFencing(),
 					redislock.WithExpiry(5*time.Millisecond), redislock.WithTolerance(0))
 				for got := 0; got < each; {
-					ok, err := lock.AcquireWait(10 * time.Second)
+					ok, err := lock.AcquireWaitCtx(context.Background(), 10*time.Second)
 					if err != nil || !ok {
 						t.Errorf("AcquireWait() = %v, %v", ok, err)
 						return

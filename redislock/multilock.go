@@ -73,7 +73,7 @@ type MultiLock struct {
 
 	state holdState
 
-	holdExpiry // the expiry SetExpire sets, and the tolerance
+	holdExpiry // the expiry SetExpiry sets, and the tolerance
 	keeper     // the watchdog and when the hold began
 }
 
@@ -179,23 +179,11 @@ func (m *MultiLock) Keys() []string {
 	return slices.Clone(m.keys)
 }
 
-// SetExpire sets the expiry in whole seconds, as RedisLock.SetExpire does.
-// It applies to the next acquire or renewal. A negative value makes
-// AcquireCtx return ErrInvalidExpiry.
-func (m *MultiLock) SetExpire(seconds int) {
-	m.SetExpiry(time.Duration(seconds) * time.Second)
-}
-
 // SetExpiry sets the expiry with millisecond precision (rounded up to
 // whole milliseconds). It applies to the next acquire or renewal. A
 // negative value makes AcquireCtx return ErrInvalidExpiry.
 func (m *MultiLock) SetExpiry(expiry time.Duration) {
 	m.expiry.Store(int64(expiry))
-}
-
-// Acquire is AcquireCtx with context.Background().
-func (m *MultiLock) Acquire() (bool, error) {
-	return m.AcquireCtx(context.Background())
 }
 
 // AcquireCtx tries once to take all the keys. It reports true when this
@@ -236,11 +224,6 @@ func (m *MultiLock) acquire(ctx context.Context) (bool, error) {
 		return false, m.wrap(ctx, "acquire", r.err)
 	}
 	return r.ok, nil
-}
-
-// Release is ReleaseCtx with context.Background().
-func (m *MultiLock) Release() (bool, error) {
-	return m.ReleaseCtx(context.Background())
 }
 
 // ReleaseCtx deletes every key that still holds this instance's token,
@@ -298,11 +281,6 @@ func (m *MultiLock) releaseAll(ctx context.Context) (bool, error) {
 		return false, m.wrap(ctx, "release", err)
 	}
 	return r.freed == len(m.keys), nil
-}
-
-// Refresh is RefreshCtx with context.Background().
-func (m *MultiLock) Refresh() (bool, error) {
-	return m.RefreshCtx(context.Background())
 }
 
 // RefreshCtx extends every key to the lock's expiry (plus the tolerance)

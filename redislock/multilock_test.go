@@ -38,14 +38,14 @@ func newMulti(t *testing.T, store redislock.Store, keys []string, opts ...redisl
 
 func mustMultiAcquire(t *testing.T, m *redislock.MultiLock, want bool) {
 	t.Helper()
-	if ok, err := m.Acquire(); err != nil || ok != want {
+	if ok, err := m.AcquireCtx(context.Background()); err != nil || ok != want {
 		t.Fatalf("MultiLock%q.Acquire() = %v, %v; want %v, nil", m.Keys(), ok, err, want)
 	}
 }
 
 func mustMultiRelease(t *testing.T, m *redislock.MultiLock, want bool) {
 	t.Helper()
-	if ok, err := m.Release(); err != nil || ok != want {
+	if ok, err := m.ReleaseCtx(context.Background()); err != nil || ok != want {
 		t.Fatalf("MultiLock%q.Release() = %v, %v; want %v, nil", m.Keys(), ok, err, want)
 	}
 }
@@ -417,7 +417,7 @@ func TestMultiLockRefresh(t *testing.T) {
 		ctx := context.Background()
 		keys := multiKeys(t, 3)
 		m := newMulti(t, b.store(), keys)
-		if ok, err := m.Refresh(); ok || err != nil {
+		if ok, err := m.RefreshCtx(context.Background()); ok || err != nil {
 			t.Fatalf("Refresh() before any acquire = %v, %v; want false, nil", ok, err)
 		}
 		mustBeFree(t, admin, keys...)

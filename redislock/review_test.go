@@ -33,7 +33,7 @@ func TestReleaseWithoutPublishRights(t *testing.T) {
 	mustAcquire(t, holder, true)
 	waiter := redislock.New(app, "zerolock-test:acl")
 	waiter.SetExpire(5)
-	if ok, err := waiter.AcquireWait(5 * time.Second); !ok || err != nil {
+	if ok, err := waiter.AcquireWaitCtx(context.Background(), 5*time.Second); !ok || err != nil {
 		t.Fatalf("AcquireWait without channel rights = %v, %v", ok, err)
 	}
 	mustRelease(t, waiter, true)
@@ -49,7 +49,7 @@ func TestRingStore(t *testing.T) {
 	mustAcquire(t, holder, true)
 	waiter := redislock.New(ring, "zerolock-test:ring")
 	waiter.SetExpire(5)
-	if ok, err := waiter.AcquireWait(5 * time.Second); !ok || err != nil {
+	if ok, err := waiter.AcquireWaitCtx(context.Background(), 5*time.Second); !ok || err != nil {
 		t.Fatalf("AcquireWait on a Ring = %v, %v", ok, err)
 	}
 	mustRelease(t, waiter, true)

@@ -96,7 +96,7 @@ type RWLock struct {
 	mu   sync.Mutex
 	side side // what this instance may hold, as Redis last answered
 
-	holdExpiry // the expiry SetExpire sets, and the tolerance
+	holdExpiry // the expiry SetExpiry sets, and the tolerance
 	keeper     // the watchdog of the side held
 }
 
@@ -158,23 +158,11 @@ func (l *RWLock) Key() string {
 	return l.key
 }
 
-// SetExpire sets the expiry of both sides in whole seconds, as go-zero's
-// RedisLock does. It applies to the next acquire or refresh. A negative
-// value makes them return ErrInvalidExpiry.
-func (l *RWLock) SetExpire(seconds int) {
-	l.SetExpiry(time.Duration(seconds) * time.Second)
-}
-
 // SetExpiry sets the expiry of both sides with millisecond precision
 // (rounded up). It applies to the next acquire or refresh. A negative value
 // makes them return ErrInvalidExpiry.
 func (l *RWLock) SetExpiry(expiry time.Duration) {
 	l.expiry.Store(int64(expiry))
-}
-
-// RLock is RLockCtx with context.Background().
-func (l *RWLock) RLock() (bool, error) {
-	return l.RLockCtx(context.Background())
 }
 
 // RLockCtx tries once to take a read share. It reports true when this
@@ -201,11 +189,6 @@ func (l *RWLock) rlock(ctx context.Context) (bool, error) {
 		return l.tryRead(ctx, px, false)
 	})
 	return ok, err
-}
-
-// Lock is LockCtx with context.Background().
-func (l *RWLock) Lock() (bool, error) {
-	return l.LockCtx(context.Background())
 }
 
 // LockCtx tries once to take the write side. It reports true when this
@@ -421,11 +404,6 @@ func (l *RWLock) heldSide() side {
 	return l.side
 }
 
-// RUnlock is RUnlockCtx with context.Background().
-func (l *RWLock) RUnlock() (bool, error) {
-	return l.RUnlockCtx(context.Background())
-}
-
 // RUnlockCtx removes this instance's read share if it still holds one,
 // stopping the watchdog of a watched read hold; the last share's removal
 // wakes the waiters (unless WithoutWakeups). It reports false, with a nil
@@ -440,11 +418,6 @@ func (l *RWLock) RUnlockCtx(ctx context.Context) (bool, error) {
 	return l.release(ctx, "runlock", sideRead, func() *redis.Cmd {
 		return rwRUnlockScript.runOnce(ctx, l.store, l.proc, l.readerKeys, l.releaseArgs...)
 	})
-}
-
-// Unlock is UnlockCtx with context.Background().
-func (l *RWLock) Unlock() (bool, error) {
-	return l.UnlockCtx(context.Background())
 }
 
 // UnlockCtx deletes the key if this instance still holds the write side,
@@ -503,11 +476,6 @@ func (l *RWLock) releaseSide(ctx context.Context, op string, s side, send func()
 		return false, l.wrap(ctx, op, err)
 	}
 	return n == 1, nil
-}
-
-// Refresh is RefreshCtx with context.Background().
-func (l *RWLock) Refresh() (bool, error) {
-	return l.RefreshCtx(context.Background())
 }
 
 // RefreshCtx extends the side this instance holds (its read share or the

@@ -60,7 +60,7 @@ type Semaphore struct {
 
 	state holdState
 
-	holdExpiry // the expiry SetExpire sets, and the tolerance
+	holdExpiry // the expiry SetExpiry sets, and the tolerance
 	keeper     // the watchdog and when the permit was taken
 }
 
@@ -78,7 +78,7 @@ var (
 // *redis.FailoverClient). It does no I/O. It returns ErrInvalidPermits
 // when permits is less than 1.
 //
-// The expiry works as a RedisLock's: WithExpiry or SetExpire/SetExpiry,
+// The expiry works as a RedisLock's: WithExpiry or SetExpiry,
 // plus WithTolerance (500 ms by default) added to what Redis is sent.
 // WithBackoff, WithoutWakeups and WithDeadlineGuard apply as they do to a
 // RedisLock. WithFencing (its holders share the key, so no token orders
@@ -142,23 +142,11 @@ func (s *Semaphore) Permits() int {
 	return s.permits
 }
 
-// SetExpire sets the expiry of a permit in whole seconds, as RedisLock's
-// SetExpire does. It applies to the next acquire or renewal. A negative
-// value makes AcquireCtx return ErrInvalidExpiry.
-func (s *Semaphore) SetExpire(seconds int) {
-	s.SetExpiry(time.Duration(seconds) * time.Second)
-}
-
 // SetExpiry sets the expiry of a permit with millisecond precision
 // (rounded up to whole milliseconds). It applies to the next acquire or
 // renewal. A negative value makes AcquireCtx return ErrInvalidExpiry.
 func (s *Semaphore) SetExpiry(expiry time.Duration) {
 	s.expiry.Store(int64(expiry))
-}
-
-// Acquire is AcquireCtx with context.Background().
-func (s *Semaphore) Acquire() (bool, error) {
-	return s.AcquireCtx(context.Background())
 }
 
 // AcquireCtx tries once to take a permit. It reports true when this
@@ -233,11 +221,6 @@ func (s *Semaphore) try(ctx context.Context, px time.Duration) (bool, time.Durat
 	return ok, retryIn, err
 }
 
-// Release is ReleaseCtx with context.Background().
-func (s *Semaphore) Release() (bool, error) {
-	return s.ReleaseCtx(context.Background())
-}
-
 // ReleaseCtx frees this instance's permit, and only it, stops its
 // watchdog, and wakes one waiter of each process waiting on the key
 // (unless WithoutWakeups). It reports false, with a nil error, when this
@@ -287,11 +270,6 @@ func (s *Semaphore) release(ctx context.Context) (bool, error) {
 		return false, s.wrap(ctx, "release", semaphoreReplyError(reply))
 	}
 	return n == 1, nil
-}
-
-// Refresh is RefreshCtx with context.Background().
-func (s *Semaphore) Refresh() (bool, error) {
-	return s.RefreshCtx(context.Background())
 }
 
 // RefreshCtx extends this instance's permit to the semaphore's expiry

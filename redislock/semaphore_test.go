@@ -35,7 +35,7 @@ func newSemaphore(t *testing.T, b backend, key string, permits int, opts ...redi
 // mustTakePermit fails the test unless s.Acquire() reports want, nil.
 func mustTakePermit(t *testing.T, s *redislock.Semaphore, want bool, who string) {
 	t.Helper()
-	if ok, err := s.Acquire(); ok != want || err != nil {
+	if ok, err := s.AcquireCtx(context.Background()); ok != want || err != nil {
 		t.Fatalf("%s: Acquire() = %v, %v; want %v, nil", who, ok, err, want)
 	}
 }
@@ -43,7 +43,7 @@ func mustTakePermit(t *testing.T, s *redislock.Semaphore, want bool, who string)
 // mustFreePermit fails the test unless s.Release() reports want, nil.
 func mustFreePermit(t *testing.T, s *redislock.Semaphore, want bool, who string) {
 	t.Helper()
-	if ok, err := s.Release(); ok != want || err != nil {
+	if ok, err := s.ReleaseCtx(context.Background()); ok != want || err != nil {
 		t.Fatalf("%s: Release() = %v, %v; want %v, nil", who, ok, err, want)
 	}
 }
@@ -137,7 +137,7 @@ func checkNeverMoreThanN(t *testing.T, b backend) {
 				if w%2 == 0 {
 					ok, err = s.AcquireWaitCtx(context.Background(), 5*time.Second)
 				} else {
-					ok, err = s.Acquire()
+					ok, err = s.AcquireCtx(context.Background())
 				}
 				if err != nil {
 					t.Errorf("worker %d: acquire: %v", w, err)
@@ -155,7 +155,7 @@ func checkNeverMoreThanN(t *testing.T, b backend) {
 				}
 				time.Sleep(time.Millisecond) // the hold: lets the others in beside it
 				inside.Add(-1)
-				if ok, err := s.Release(); !ok || err != nil {
+				if ok, err := s.ReleaseCtx(context.Background()); !ok || err != nil {
 					t.Errorf("worker %d: Release() = %v, %v; want true, nil", w, ok, err)
 					return
 				}
@@ -210,11 +210,11 @@ func checkOwnExpiry(t *testing.T, b backend) {
 		time.Sleep(10 * time.Millisecond) // poll until the permit expires
 	}
 	for _, s := range []*redislock.Semaphore{long1, long2} {
-		if ok, err := s.Refresh(); !ok || err != nil {
+		if ok, err := s.RefreshCtx(context.Background()); !ok || err != nil {
 			t.Fatalf("Refresh() of a long permit beside an expired one = %v, %v; want true", ok, err)
 		}
 	}
-	if ok, err := short.Refresh(); ok || err != nil {
+	if ok, err := short.RefreshCtx(context.Background()); ok || err != nil {
 		t.Fatalf("Refresh() of the expired permit = %v, %v; want false, nil", ok, err)
 	}
 	mustTakePermit(t, newcomer, true, "newcomer after the short permit expired")
@@ -299,7 +299,7 @@ func checkKilledHolder(t *testing.T, b backend, addrs string) {
 		t.Fatalf("waiter got a permit %v before the killed holder's expired", expires.Sub(got))
 	}
 	t.Logf("waiter got the killed holder's permit %v after it expired", got.Sub(expires).Round(time.Millisecond))
-	if ok, err := mine.Refresh(); !ok || err != nil {
+	if ok, err := mine.RefreshCtx(context.Background()); !ok || err != nil {
 		t.Fatalf("parent's Refresh() after the child's permit expired = %v, %v; want true", ok, err)
 	}
 	mustFreePermit(t, waiter, true, "waiter")
@@ -334,7 +334,7 @@ func TestSemaphoreHolderChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.Acquire(); !ok || err != nil {
+	if ok, err := s.AcquireCtx(context.Background()); !ok || err != nil {
 		fmt.Printf("failed %v %v\n", ok, err)
 		os.Exit(1)
 	}
@@ -429,7 +429,7 @@ func TestSemaphoreReleaseByNonHolder(t *testing.T) {
 		mustFreePermit(t, never, false, "never acquired")
 		mustFreePermit(t, refused, false, "refused")
 		mustHolders(t, holder, 1)
-		if ok, err := holder.Refresh(); !ok || err != nil {
+		if ok, err := holder.RefreshCtx(context.Background()); !ok || err != nil {
 			t.Fatalf("holder's Refresh() after the non-holders' releases = %v, %v; want true", ok, err)
 		}
 		mustTakePermit(t, refused, false, "refused again: the holder's permit must survive")
@@ -468,7 +468,7 @@ func TestSemaphoreRefresh(t *testing.T) {
 			t.Fatal("RefreshCtx re-created a lost permit")
 		}
 		never := newSemaphore(t, b, key, 2, redislock.WithExpiry(time.Second))
-		if ok, err := never.Refresh(); ok || err != nil {
+		if ok, err := never.RefreshCtx(context.Background()); ok || err != nil {
 			t.Fatalf("Refresh of an instance that never acquired = %v, %v; want false, nil", ok, err)
 		}
 		mustHolders(t, never, 0)
@@ -543,7 +543,7 @@ func TestSemaphorePermitsChange(t *testing.T) {
 		mustHolders(t, lowered, 3)
 		for _, s := range []*redislock.Semaphore{a1, a2, raised} {
 			mustTakePermit(t, s, true, "a holder again (re-entrant) beside the lowered limit")
-			if ok, err := s.Refresh(); !ok || err != nil {
+			if ok, err := s.RefreshCtx(context.Background()); !ok || err != nil {
 				t.Fatalf("Refresh() of a holder beside the lowered limit = %v, %v; want true", ok, err)
 			}
 		}

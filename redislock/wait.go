@@ -35,11 +35,6 @@ func WithBackoff(lo, hi time.Duration) Option {
 	}
 }
 
-// AcquireWait is AcquireWaitCtx with context.Background().
-func (rl *RedisLock) AcquireWait(wait time.Duration) (bool, error) {
-	return rl.AcquireWaitCtx(context.Background(), wait)
-}
-
 // AcquireWaitCtx waits up to wait (no limit when wait <= 0, then only ctx
 // bounds it) for the lock and returns true as soon as it holds it. It
 // returns false, with a nil error, when the wait limit passed first; an
