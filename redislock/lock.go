@@ -79,8 +79,8 @@ func newObservedLock(store Store, key string, o options) *RedisLock {
 	return rl
 }
 
-// newLock builds a lock with a given token that reports nothing: Redlock's
-// node locks share one token, and their RedLock reports for them.
+// newLock builds a lock with a given token that reports nothing: a
+// RedLock's node locks share one token, and the RedLock reports for them.
 func newLock(store Store, key, token string, o options) *RedisLock {
 	rl := &RedisLock{
 		store:       store,

@@ -35,7 +35,7 @@ type RedLock struct {
 	goneBy     time.Time // when every node has expired the hold unless acquired again
 }
 
-// NewRedLock returns a Redlock on key over stores, which must be independent
+// NewRedLock returns a RedLock on key over stores, which must be independent
 // masters (not replicas of each other), ideally five. Options apply to every
 // node; WithNodeTimeout bounds each node's call. WithFencing and
 // WithBackoff are refused: every acquire returns an error wrapping
