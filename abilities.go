@@ -47,8 +47,8 @@ type (
 
 // A Recorder is a Locker whose key can keep a result in place of its hold,
 // so that a retry of a completed request gets that result instead of
-// running again (idempotent replay). Redis-backed RedisLocks are Recorders;
-// Redlock, etcd and ZooKeeper locks are not.
+// running again (idempotent replay). The Lockers of redislock.NewBackend
+// are Recorders; Redlock, etcd and ZooKeeper locks are not.
 type Recorder interface {
 	// AcquireOrReadCtx is AcquireCtx that also reads a record: when the key
 	// holds a record (RecordCtx stored it), it returns that record, with

@@ -3,9 +3,9 @@
 //
 // Start with a backend package: redislock (go-zero's store or a go-redis
 // client, with NewRedisLock as a drop-in for go-zero's RedisLock), etcdlock
-// or zklock. Their locks are Lockers, and their NewBackend or StoreBackend
-// functions make the Backend that middleware.NewLockMiddlewareWithBackend
-// and interceptor.UnaryServerInterceptorWithBackend take:
+// or zklock. Their locks are Lockers, and their NewBackend functions make
+// the Backend that middleware.NewLockMiddlewareWithBackend and
+// interceptor.UnaryServerInterceptorWithBackend take:
 //
 //	backend := etcdlock.NewBackend(client)             // a zerolock.Backend
 //	lock := backend.NewLocker("order:42", zerolock.LockerOptions{Expiry: 5 * time.Second})

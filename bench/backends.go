@@ -163,18 +163,18 @@ func startServices(dir string) ([]lockService, func(), error) {
 	return []lockService{
 		{
 			name:      "Redis, single node",
-			backend:   redislock.StoreBackend(single),
+			backend:   redislock.NewBackend(single),
 			nodeDeath: "locks unavailable (errors, never a false success) until it is back; restarted without persistence it has forgotten every lock (TestRedisStopped, torture TestRestartWithoutPersistence); with a replica and `WithReplicaAcks`, a lock survives failover (TestSentinelFailover)",
 			fencing:   "`WithFencing`: a counter in the same hash slot, bumped by the acquire script",
 			pickWhen:  "you have Redis already and want the lowest latency; anti-double-click and idempotency windows, where a rare lost lock after a crash costs a duplicate, not corruption",
 		},
 		{
 			name:       "Redlock, 5 Redis masters",
-			backend:    redislock.RedLockBackend(masters, redislock.WithNodeTimeout(50*time.Millisecond)),
+			backend:    redislock.NewRedLockBackend(masters, redislock.WithNodeTimeout(50*time.Millisecond)),
 			nodeDeath:  "works while 3 of 5 masters answer; with 3 down, ErrQuorum and no keys left behind (TestRedlockSurvivesMinorityLoss)",
 			fencing:    "none (the masters share no counter)",
 			pickWhen:   "no single Redis may be a point of failure and the masters are independent; it relies on bounded clock drift and pauses",
-			unmeasured: "RedLock has no waiting acquire",
+			unmeasured: "`RedLock` has no waiting acquire",
 		},
 		{
 			name:      "etcd (1 member)",

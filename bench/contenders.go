@@ -30,7 +30,7 @@ type contender struct {
 
 var handoffContenders = []contender{
 	{"zerolock", func(c *redis.Client, key string) waiter {
-		l := redislock.NewWithClient(c, key)
+		l := redislock.New(c, key)
 		l.SetExpire(5)
 		return zerolockWaiter{l}
 	}},

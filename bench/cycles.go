@@ -42,11 +42,11 @@ var cycleContenders = []cycleContender{
 		return &floor{client: c.redis, key: key, token: "floor-" + key}
 	}},
 	{onGoRedis, func(c clients, key string) cycler {
-		l := redislock.NewWithClient(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
+		l := redislock.New(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
 		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
 	}},
 	{quietOnRedis, func(c clients, key string) cycler {
-		l := redislock.NewWithClient(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0),
+		l := redislock.New(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0),
 			redislock.WithoutWakeups())
 		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
 	}},

@@ -48,7 +48,7 @@ var parentTracer = sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.Alwa
 	Tracer("github.com/zerolock/zerolock/bench")
 
 func newObsCycler(c clients, key string) cycler {
-	l := redislock.NewWithClient(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0),
+	l := redislock.New(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0),
 		redislock.WithName(obsLockName))
 	return tracedCycler{lockCycler{l.AcquireCtx, l.ReleaseCtx}}
 }

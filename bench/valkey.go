@@ -46,17 +46,17 @@ var valkeyContenders = []cycleContender{
 		})
 	}},
 	{"zerolock WithoutWakeups, DELIFEQ release", func(c clients, key string) cycler {
-		l := redislock.NewWithClient(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0),
+		l := redislock.New(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0),
 			redislock.WithoutWakeups())
 		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
 	}},
 	{"zerolock WithoutWakeups, Lua release (ACL user without DELIFEQ)", func(c clients, key string) cycler {
-		l := redislock.NewWithClient(c.luaOnly, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0),
+		l := redislock.New(c.luaOnly, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0),
 			redislock.WithoutWakeups())
 		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
 	}},
 	{"zerolock, default options (wake-ups on)", func(c clients, key string) cycler {
-		l := redislock.NewWithClient(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
+		l := redislock.New(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
 		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
 	}},
 }

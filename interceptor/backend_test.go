@@ -44,7 +44,7 @@ func TestRedlockBackend(t *testing.T) {
 		stores = append(stores, redistest.Start(t).Client(t))
 	}
 	lock, err := interceptor.UnaryServerInterceptorWithBackend(payConf(interceptor.ModeInflight, "field:order.id"),
-		redislock.RedLockBackend(stores, redislock.WithNodeTimeout(time.Second)))
+		redislock.NewRedLockBackend(stores, redislock.WithNodeTimeout(time.Second)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,11 +31,11 @@ func TestStartUpRefusesStoreRejectingIdentity(t *testing.T) {
 		"UnaryServerInterceptor": func() error { _, err := interceptor.UnaryServerInterceptor(conf, store); return err },
 		"WithStore":              func() error { _, err := interceptor.UnaryServerInterceptorWithStore(conf, gz); return err },
 		"WithBackend, a store backend": func() error {
-			_, err := interceptor.UnaryServerInterceptorWithBackend(conf, redislock.StoreBackend(gz))
+			_, err := interceptor.UnaryServerInterceptorWithBackend(conf, redislock.NewBackend(gz))
 			return err
 		},
 		"WithBackend, Redlock": func() error {
-			_, err := interceptor.UnaryServerInterceptorWithBackend(conf, redislock.RedLockBackend([]redislock.Store{gz, gz, gz}))
+			_, err := interceptor.UnaryServerInterceptorWithBackend(conf, redislock.NewRedLockBackend([]redislock.Store{gz, gz, gz}))
 			return err
 		},
 	} {

@@ -52,11 +52,11 @@ func MustUnaryServerInterceptor(c LockConf, store *redis.Redis) grpc.UnaryServer
 // tried, never waited for, so their releases skip the waiters' wake-up
 // (redislock.WithoutWakeups), which costs Redis CPU and serves nobody here.
 func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.UnaryServerInterceptor, error) {
-	return UnaryServerInterceptorWithBackend(c, redislock.StoreBackend(store, redislock.WithoutWakeups()))
+	return UnaryServerInterceptorWithBackend(c, redislock.NewBackend(store, redislock.WithoutWakeups()))
 }
 
 // UnaryServerInterceptorWithBackend is UnaryServerInterceptor for any lock
-// backend: redislock.RedLockBackend over independent masters, or a lock on
+// backend: redislock.NewRedLockBackend over independent masters, or a lock on
 // another service. Renew and Fence are refused when its locks cannot renew
 // or fence, replay mode when they cannot store a result
 // (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and limit

@@ -297,7 +297,7 @@ Rules:
 // says why.
 func TestLimitConfigRefused(t *testing.T) {
 	client := redistest.Start(t).Client(t)
-	redlock := redislock.RedLockBackend([]redislock.Store{client, client, client}) // never used: refused first
+	redlock := redislock.NewRedLockBackend([]redislock.Store{client, client, client}) // never used: refused first
 	limit := func(r interceptor.LockRule, change ...func(*interceptor.LockConf)) interceptor.LockConf {
 		r.Method, r.Keys = payMethod, []string{"metadata:x-user-id"}
 		c := interceptor.LockConf{Rules: []interceptor.LockRule{r}}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/internal/replay"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
@@ -54,7 +55,7 @@ Rules:
 func TestReplayRefusedAtStartUp(t *testing.T) {
 	srv := redistest.Start(t)
 	stores := []redislock.Store{srv.Client(t), srv.Client(t), srv.Client(t)}
-	_, err := interceptor.UnaryServerInterceptorWithBackend(replayConf("field:order.id"), redislock.RedLockBackend(stores))
+	_, err := interceptor.UnaryServerInterceptorWithBackend(replayConf("field:order.id"), redislock.NewRedLockBackend(stores))
 	if !errors.Is(err, interceptor.ErrBadConfig) || !strings.Contains(err.Error(), "replay") {
 		t.Fatalf("replay on Redlock: %v, want ErrBadConfig naming replay", err)
 	}
@@ -116,7 +117,7 @@ func TestReplayUnreadableRecord(t *testing.T) {
 		t.Fatalf("keys %v, %v; want the call's one key", keys, err)
 	}
 	key := keys[0]
-	_, stored, err := redislock.NewWithClient(admin, key).AcquireOrReadCtx(ctx)
+	_, stored, err := redislock.NewBackend(admin).NewLocker(key, zerolock.LockerOptions{Expiry: 500 * time.Millisecond}).(zerolock.Recorder).AcquireOrReadCtx(ctx)
 	if err != nil || stored == nil {
 		t.Fatalf("read the stored result: %v", err)
 	}
@@ -151,11 +152,11 @@ func TestReplayUnreadableRecord(t *testing.T) {
 			if err := admin.Del(ctx, key).Err(); err != nil {
 				t.Fatal(err)
 			}
-			plant := redislock.NewWithClient(admin, key)
+			plant := redislock.NewBackend(admin).NewLocker(key, zerolock.LockerOptions{Expiry: 500 * time.Millisecond})
 			if ok, err := plant.AcquireCtx(ctx); !ok || err != nil {
 				t.Fatalf("take the key to plant a record: %v, %v", ok, err)
 			}
-			if ok, err := plant.RecordCtx(ctx, tc.value, time.Minute); !ok || err != nil {
+			if ok, err := plant.(zerolock.Recorder).RecordCtx(ctx, tc.value, time.Minute); !ok || err != nil {
 				t.Fatalf("plant the record: %v, %v", ok, err)
 			}
 			before, err := admin.Get(ctx, key).Bytes()

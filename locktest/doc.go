@@ -8,7 +8,7 @@
 //	func TestConformanceRedisNode(t *testing.T) {
 //		client := startRedis(t) // the test's own server
 //		locktest.Run(t, func(t *testing.T) zerolock.Backend {
-//			return redislock.StoreBackend(client)
+//			return redislock.NewBackend(client)
 //		}, locktest.Options{Waiter: true, TTLer: true, Watcher: true, Fencer: true})
 //	}
 //

@@ -60,7 +60,7 @@ func TestRedlockBackend(t *testing.T) {
 		c := redistest.Start(t).Client(t)
 		stores = append(stores, c)
 	}
-	m, err := middleware.NewLockMiddlewareWithBackend(resttest.OrdersConf(middleware.ModeInflight, 0, "claim:userId", "json:orderId"), redislock.RedLockBackend(stores, redislock.WithNodeTimeout(time.Second)))
+	m, err := middleware.NewLockMiddlewareWithBackend(resttest.OrdersConf(middleware.ModeInflight, 0, "claim:userId", "json:orderId"), redislock.NewRedLockBackend(stores, redislock.WithNodeTimeout(time.Second)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestRedlockBackend(t *testing.T) {
 
 	c := resttest.OrdersConf(middleware.ModeInflight, 0, "claim:userId", "json:orderId")
 	c.Renew = true
-	if _, err := middleware.NewLockMiddlewareWithBackend(c, redislock.RedLockBackend(stores)); !errors.Is(err, middleware.ErrBadConfig) {
+	if _, err := middleware.NewLockMiddlewareWithBackend(c, redislock.NewRedLockBackend(stores)); !errors.Is(err, middleware.ErrBadConfig) {
 		t.Fatalf("Renew on Redlock: %v, want ErrBadConfig (its locks cannot renew)", err)
 	}
 }

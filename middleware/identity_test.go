@@ -43,11 +43,11 @@ func TestBurstOnOldServerNeverAnswers503(t *testing.T) {
 			"NewLockMiddleware": func() error { _, err := middleware.NewLockMiddleware(conf, store); return err },
 			"WithStore":         func() error { _, err := middleware.NewLockMiddlewareWithStore(conf, gz); return err },
 			"WithBackend, a store backend": func() error {
-				_, err := middleware.NewLockMiddlewareWithBackend(conf, redislock.StoreBackend(gz))
+				_, err := middleware.NewLockMiddlewareWithBackend(conf, redislock.NewBackend(gz))
 				return err
 			},
 			"WithBackend, Redlock": func() error {
-				_, err := middleware.NewLockMiddlewareWithBackend(conf, redislock.RedLockBackend([]redislock.Store{gz, gz, gz}))
+				_, err := middleware.NewLockMiddlewareWithBackend(conf, redislock.NewRedLockBackend([]redislock.Store{gz, gz, gz}))
 				return err
 			},
 		} {

@@ -288,7 +288,7 @@ Rules:
 // by ForRule, with an error that says why.
 func TestLimitConfigRefused(t *testing.T) {
 	client := redistest.Start(t).Client(t)
-	redlock := redislock.RedLockBackend([]redislock.Store{client, client, client}) // never used: refused first
+	redlock := redislock.NewRedLockBackend([]redislock.Store{client, client, client}) // never used: refused first
 	limit := func(r middleware.LockRule, change ...func(*middleware.LockConf)) middleware.LockConf {
 		r.Method, r.Path, r.Keys = http.MethodGet, "/exports", []string{"header:X-User-Id"}
 		c := middleware.LockConf{Rules: []middleware.LockRule{r}}

@@ -64,11 +64,11 @@ func MustNewLockMiddleware(c LockConf, store *redis.Redis) *LockMiddleware {
 // for, so their releases skip the waiters' wake-up
 // (redislock.WithoutWakeups), which costs Redis CPU and serves nobody here.
 func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddleware, error) {
-	return NewLockMiddlewareWithBackend(c, redislock.StoreBackend(store, redislock.WithoutWakeups()))
+	return NewLockMiddlewareWithBackend(c, redislock.NewBackend(store, redislock.WithoutWakeups()))
 }
 
 // NewLockMiddlewareWithBackend is NewLockMiddleware for any lock backend:
-// redislock.RedLockBackend over independent masters, or a lock on another
+// redislock.NewRedLockBackend over independent masters, or a lock on another
 // service. Renew and Fence are refused when its locks cannot renew or
 // fence, replay mode when they cannot store a result in place of the
 // lock (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and

@@ -23,7 +23,7 @@ func TestReleaseOnHungServerIsBounded(t *testing.T) {
 	conf := middleware.LockConf{Expire: expire, Mode: middleware.ModeInflight, Rules: []middleware.LockRule{{
 		Method: http.MethodPost, Path: "/pay", Keys: []string{"json:orderId"},
 	}}}
-	backend := redislock.StoreBackend(redislock.GoZeroStore(newStore(srv)), redislock.WithDeadlineGuard())
+	backend := redislock.NewBackend(redislock.GoZeroStore(newStore(srv)), redislock.WithDeadlineGuard())
 	m, err := middleware.NewLockMiddlewareWithBackend(conf, backend)
 	if err != nil {
 		t.Fatal(err)

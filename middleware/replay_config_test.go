@@ -104,7 +104,7 @@ func TestReplayRefusesRedlock(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		stores = append(stores, redistest.Start(t).Client(t))
 	}
-	backend := redislock.RedLockBackend(stores)
+	backend := redislock.NewRedLockBackend(stores)
 	_, err := middleware.NewLockMiddlewareWithBackend(replayConf("/pay", "header:Idempotency-Key"), backend)
 	if !errors.Is(err, middleware.ErrBadConfig) || !strings.Contains(err.Error(), "replay mode needs a lock backend that can store a result") {
 		t.Fatalf("replay on Redlock: %v, want ErrBadConfig naming why", err)

@@ -8,12 +8,15 @@ import (
 	"github.com/zerolock/zerolock"
 )
 
-// StoreBackend is the zerolock.Backend of RedisLocks in one store, for the
+// NewBackend returns the zerolock.Backend of RedisLocks in one store, for the
 // middleware's and the interceptor's WithBackend constructors. opts apply
 // to every lock it makes (WithDeadlineGuard, say), before the expiry,
 // fencing and name that the zerolock.LockerOptions set (a name given
-// WithName stays when LockerOptions.Name is empty).
-func StoreBackend(store Store, opts ...Option) zerolock.Backend {
+// WithName stays when LockerOptions.Name is empty). The rule of Option
+// holds for each lock: an option a RedisLock refuses makes every acquire
+// of its locks fail, and one a Semaphore refuses (WithFencing,
+// WithReplicaAcks) makes its NewSemaphore fail.
+func NewBackend(store Store, opts ...Option) zerolock.Backend {
 	return storeBackend{store: store, setGet: new(setGetSupport), opts: opts}
 }
 
@@ -27,7 +30,7 @@ func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.
 	o := b.options(lo)
 	o.setGet = b.setGet
 	o.fencing = o.fencing || lo.Fencing
-	return newObservedLock(b.store, key, o)
+	return recordingLock{newObservedLock(b.store, key, o)}
 }
 
 // Check refuses a go-zero store whose server rejects the CLIENT SETINFO
@@ -66,7 +69,9 @@ func (b storeBackend) options(lo zerolock.LockerOptions) options {
 // store, for the middleware's and the interceptor's limit mode. The
 // backend's options apply first (WithoutWakeups only when they include
 // it), then o's expiry, with no tolerance added, and its name. It returns
-// ErrInvalidPermits for permits < 1.
+// ErrInvalidPermits for permits < 1, and an error wrapping
+// ErrOptionNotApplicable when the backend's options include one that a
+// Semaphore refuses.
 func (b storeBackend) NewSemaphore(key string, permits int, o zerolock.LockerOptions) (zerolock.Locker, error) {
 	s, err := newSemaphore(b.store, key, permits, b.options(o))
 	if err != nil {
@@ -75,11 +80,12 @@ func (b storeBackend) NewSemaphore(key string, permits int, o zerolock.LockerOpt
 	return s, nil
 }
 
-// RedLockBackend is the zerolock.Backend of RedLocks over independent
+// NewRedLockBackend returns the zerolock.Backend of RedLocks over independent
 // masters. Its locks are not TTLers, Watchers or Fencers: Retry-After is the
 // rule's expiry, and the middleware and interceptor refuse Renew and Fence
-// with it.
-func RedLockBackend(stores []Store, opts ...Option) zerolock.Backend {
+// with it. An option a RedLock refuses (see Option) makes every acquire of
+// its locks fail.
+func NewRedLockBackend(stores []Store, opts ...Option) zerolock.Backend {
 	// One memory of SET NX GET refusals for all nodes: a node older than
 	// Redis 7.0 sends every node's fresh acquire to the script, which is
 	// always correct.

@@ -48,7 +48,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		name string
 		lock *redislock.RedisLock
 	}{
-		{"go-redis", redislock.NewWithClient(client, "bench:go-redis")},
+		{"go-redis", redislock.New(client, "bench:go-redis")},
 		{"go-zero", redislock.NewRedisLock(zstore, "bench:go-zero")},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -66,7 +66,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		b.ReportAllocs()
 		b.SetParallelism(8)
 		b.RunParallel(func(pb *testing.PB) {
-			lock := redislock.NewWithClient(client, "bench:p:"+strconv.FormatInt(next.Add(1), 10))
+			lock := redislock.New(client, "bench:p:"+strconv.FormatInt(next.Add(1), 10))
 			lock.SetExpire(5)
 			for pb.Next() {
 				cycle(b, ctx, lock)
@@ -107,7 +107,7 @@ func BenchmarkContendedTryLock(b *testing.B) {
 	b.Run("zerolock", func(b *testing.B) {
 		b.SetParallelism(25)
 		b.RunParallel(func(pb *testing.PB) {
-			lock := redislock.NewWithClient(client, "bench:contended:zerolock", redislock.WithExpiry(5*time.Second))
+			lock := redislock.New(client, "bench:contended:zerolock", redislock.WithExpiry(5*time.Second))
 			for pb.Next() {
 				if ok, _ := lock.AcquireCtx(ctx); ok {
 					_, _ = lock.ReleaseCtx(ctx)
@@ -150,7 +150,7 @@ func BenchmarkObservedCycle(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			observe.SetMetrics(tc.metrics)
 			observe.SetTracing(tc.tracing)
-			lock := redislock.NewWithClient(client, "bench:observed:"+tc.name,
+			lock := redislock.New(client, "bench:observed:"+tc.name,
 				redislock.WithName("BenchmarkObservedCycle"), redislock.WithExpiry(5*time.Second))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {

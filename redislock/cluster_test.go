@@ -26,7 +26,7 @@ func clusterBackends(t *testing.T, c *redistest.Cluster) []backend {
 	})
 	return []backend{
 		{"go-redis cluster", func(key string, opts ...redislock.Option) *redislock.RedisLock {
-			return redislock.NewWithClient(client, key, opts...)
+			return redislock.New(client, key, opts...)
 		}, func() redislock.Store { return client }},
 		{"go-zero cluster", func(key string, opts ...redislock.Option) *redislock.RedisLock {
 			return redislock.NewRedisLock(zstore, key, opts...)
@@ -133,7 +133,7 @@ func TestClusterWaitAndWatch(t *testing.T) {
 			waiter.SetExpire(5)
 			got := make(chan time.Time, 1)
 			go func() {
-				ok, err := waiter.AcquireWait(10 * time.Second)
+				ok, err := waiter.AcquireWaitCtx(context.Background(), 10*time.Second)
 				if !ok || err != nil {
 					t.Errorf("AcquireWait() = %v, %v", ok, err)
 				}
@@ -161,7 +161,7 @@ func TestClusterMasterKilled(t *testing.T) {
 	client := c.Client(t)
 	const key = "zerolock-test:cluster-failover"
 	master := c.MasterOf(t, key)
-	lock := redislock.NewWithClient(client, key)
+	lock := redislock.New(client, key)
 	lock.SetExpire(5)
 	mustAcquire(t, lock, true)
 	mustRelease(t, lock, true)

@@ -172,7 +172,7 @@ func (replyError) RedisError()     {}
 func TestRedisBefore7(t *testing.T) {
 	srv := redistest.Start(t)
 	var setGets int
-	backend := redislock.StoreBackend(oldRedisStore{setArgsStore{srv.Client(t)}, &setGets})
+	backend := redislock.NewBackend(oldRedisStore{setArgsStore{srv.Client(t)}, &setGets})
 	for i := 0; i < 3; i++ {
 		lock := backend.NewLocker(fmt.Sprintf("zerolock-test:old-redis:%d", i), zerolock.LockerOptions{Expiry: 5 * time.Second})
 		if ok, err := lock.AcquireCtx(context.Background()); !ok || err != nil {
@@ -221,15 +221,15 @@ func TestRWLockUnlocksAreSentOnce(t *testing.T) {
 	for _, side := range []string{"read", "write"} {
 		store := onceStore{srv.Client(t), map[string]bool{}}
 		rw := redislock.NewRWLock(store, "zerolock-test:rw-once:"+side)
-		lock, unlock := rw.Lock, rw.Unlock
+		lock, unlock := rw.LockCtx, rw.UnlockCtx
 		if side == "read" {
-			lock, unlock = rw.RLock, rw.RUnlock
+			lock, unlock = rw.RLockCtx, rw.RUnlockCtx
 		}
-		if ok, err := lock(); !ok || err != nil {
+		if ok, err := lock(context.Background()); !ok || err != nil {
 			t.Fatalf("%s lock: %v, %v", side, ok, err)
 		}
 		clear(store.noRetry)
-		if ok, err := unlock(); !ok || err != nil {
+		if ok, err := unlock(context.Background()); !ok || err != nil {
 			t.Fatalf("%s unlock: %v, %v", side, ok, err)
 		}
 		if !store.noRetry["evalsha"] {

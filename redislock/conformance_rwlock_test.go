@@ -21,7 +21,7 @@ var rwWriterOptions = locktest.Options{
 
 // rwWriterBackend makes the write sides of RWLocks in one store, made
 // WithFencing when the suite asks for LockerOptions.Fencing, as
-// StoreBackend makes RedisLocks.
+// NewBackend makes RedisLocks.
 type rwWriterBackend struct{ store redislock.Store }
 
 func (b rwWriterBackend) NewLocker(key string, o zerolock.LockerOptions) zerolock.Locker {

@@ -18,7 +18,7 @@ var semaphoreOptions = locktest.Options{
 }
 
 // onePermit is a Backend whose Lockers are one-permit semaphores of a
-// StoreBackend: a semaphore of one must keep the whole lock contract.
+// NewBackend: a semaphore of one must keep the whole lock contract.
 type onePermit struct {
 	t       *testing.T
 	backend zerolock.SemaphoreBackend
@@ -33,10 +33,10 @@ func (b onePermit) NewLocker(key string, o zerolock.LockerOptions) zerolock.Lock
 }
 
 // runSemaphoreConformance runs the conformance suite on one-permit
-// semaphores of a StoreBackend over store.
+// semaphores of a NewBackend over store.
 func runSemaphoreConformance(t *testing.T, store redislock.Store) {
 	t.Helper()
-	backend := redislock.StoreBackend(store).(zerolock.SemaphoreBackend)
+	backend := redislock.NewBackend(store).(zerolock.SemaphoreBackend)
 	locktest.Run(t, func(t *testing.T) zerolock.Backend { return onePermit{t, backend} }, semaphoreOptions)
 }
 

@@ -24,7 +24,7 @@ func TestCallsReturnByTheirDeadline(t *testing.T) {
 	t.Cleanup(func() { _ = timed.Close() })
 	stores := append(backends(t, srv), backend{"go-redis-context-timeouts",
 		func(key string, opts ...redislock.Option) *redislock.RedisLock {
-			return redislock.NewWithClient(timed, key, opts...)
+			return redislock.New(timed, key, opts...)
 		}, func() redislock.Store { return timed }})
 	const deadline, margin = 150 * time.Millisecond, time.Second
 	for _, b := range stores {

@@ -9,19 +9,11 @@
 //	}
 //	defer lock.ReleaseCtx(context.WithoutCancel(ctx))
 //
-// Switching from go-zero is a change of import path (and of the type name,
-// redis.RedisLock to redislock.RedisLock, where code names it). The
-// semantics are go-zero's: acquiring a lock this instance already holds
-// refreshes its expiry (re-entrant), only the holder's token releases it,
-// the expiry sent to Redis is the configured expiry plus a tolerance (500 ms
-// by default), and "not acquired" or "not held" is (false, nil) while only
-// a real failure is an error.
-//
 // On a go-redis client (a *redis.Client, a *redis.ClusterClient, or a
-// Sentinel *redis.FailoverClient) the same lock is NewWithClient, and
+// Sentinel *redis.FailoverClient, each a Store) the same lock is New, and
 // options set what go-zero's API cannot:
 //
-//	lock := redislock.NewWithClient(rdb, "report:q3",
+//	lock := redislock.New(rdb, "report:q3",
 //		redislock.WithExpiry(2*time.Second), redislock.WithFencing())
 //	ok, err := lock.AcquireWaitCtx(ctx, 10*time.Second) // woken when the holder releases
 //	lockCtx := lock.Watch(ctx)                           // renewed; cancelled if the lock is lost
@@ -30,12 +22,42 @@
 // The options: WithExpiry and WithTolerance (milliseconds, not go-zero's
 // whole seconds), WithFencing, WithReplicaAcks (wait for replicas, to
 // survive a failover), WithBackoff (the waiting acquire's fallback),
-// WithoutWakeups (no release announcement, for locks nobody waits on; the
-// release is then Valkey 9's DELIFEQ or Redis 8.4's DELEX IFEQ where the
-// server has it),
+// WithoutWakeups (no release announcement, for locks nobody waits on),
 // WithDeadlineGuard (return when ctx ends even if the client would wait
 // longer), WithName (the lock's label in metrics and traces), and for
-// NewRedLock, Redlock over independent masters, WithNodeTimeout.
+// NewRedLock, WithNodeTimeout. An option that a kind of lock has no use
+// for is refused with ErrOptionNotApplicable (see Option).
+//
+// Beyond the mutex, on the same stores (go-zero's through GoZeroStore, and
+// go-redis clients), with the same options, woken waiting, Watch and
+// Refresh:
+//
+//   - NewSemaphore: at most N holders of a key, each permit expiring on its
+//     own (cap concurrent exports per user).
+//   - NewMultiLock: several keys, all or none (deduct the stock of every
+//     SKU of an order); atomic within one slot, ordered with give-back
+//     across Cluster slots.
+//   - NewRWLock: many readers or one writer, a waiting writer holding new
+//     readers back, the writer fenced WithFencing (rebuild a cache while
+//     readers read).
+//
+// NewRedLock runs the Redlock algorithm over independent masters, for a
+// lock that must survive the loss of a master: a RedLock acquires and
+// releases as a RedisLock does, without waiting, Watch or Refresh.
+//
+// Switching from go-zero is a change of import path (and of the type name,
+// redis.RedisLock to redislock.RedisLock, where code names it). The
+// semantics are go-zero's: acquiring a lock this instance already holds
+// refreshes its expiry (re-entrant), only the holder's token releases it,
+// the expiry sent to Redis is the configured expiry plus a tolerance (500 ms
+// by default), and "not acquired" or "not held" is (false, nil) while only
+// a real failure is an error.
+//
+// A RedisLock is a zerolock.Locker, zerolock.Waiter, zerolock.TTLer,
+// zerolock.Watcher, zerolock.Fencer and zerolock.Refresher. NewBackend and
+// NewRedLockBackend make the zerolock.Backend that the middleware and the
+// interceptor take; the NewSemaphore of NewBackend's backend is their limit
+// mode.
 //
 // Every lock reports to package observe under its name: acquires by
 // outcome, wait and hold times, renewals, renew failures and lost locks by
@@ -47,37 +69,6 @@
 // timeout, as one whose wait limit passed; one whose context is cancelled,
 // as an error.
 //
-// A RedisLock is a zerolock.Locker, zerolock.Waiter, zerolock.TTLer,
-// zerolock.Watcher, zerolock.Fencer and zerolock.Refresher; StoreBackend
-// and RedLockBackend make the zerolock.Backend that the middleware and the
-// interceptor take.
-//
-// Beyond the mutex, on the same stores (go-zero's through GoZeroStore, and
-// go-redis clients), with the same options, woken waiting, Watch and
-// Refresh:
-//
-//   - NewSemaphore: at most N holders of a key, each permit expiring on its
-//     own (cap concurrent exports per user); StoreBackend's NewSemaphore is
-//     the middleware's and the interceptor's limit mode.
-//   - NewMultiLock: several keys, all or none (deduct the stock of every
-//     SKU of an order); atomic within one slot, ordered with give-back
-//     across Cluster slots.
-//   - NewRWLock: many readers or one writer, a waiting writer holding new
-//     readers back, the writer fenced WithFencing (rebuild a cache while
-//     readers read).
-//
-// Under the hood, the token is 128 bits from crypto/rand, and an instance
-// that does not hold its key acquires without the re-entrant script: on
-// go-redis with a plain SET NX PX that go-redis is told not to resend after
-// a lost reply (a resend would answer "not set" for the key the first send
-// took); on go-zero's store, whose client resends, with a plain SET NX PX
-// too, whose refusal (possibly of its own resend) the re-entrant script
-// then settles, and after a refusal with SET NX PX GET, which recognises
-// its own token in one round trip, sent in a one-line script whose answer
-// is never the nil that go-redis handles as an error (Redis 7.0 or later;
-// older servers get the re-entrant script). On go-zero's store the scripts
-// run with EVAL, so the NOSCRIPT replies of a fresh or flushed server
-// cannot reach go-zero's circuit breaker, and a store whose server rejects
-// the CLIENT SETINFO go-zero sends on new connections is refused with
-// ErrIdentityRejected (CheckGoZeroStore), which names the fix.
+// How the lock uses Redis (its acquire paths, and why go-zero's store runs
+// scripts with EVAL) is in docs/REDISLOCK-INTERNALS.md.
 package redislock

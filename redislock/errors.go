@@ -37,6 +37,74 @@ var (
 	// ErrNoExpiry is returned by TTL when the lock's key exists without an
 	// expiry, which a lock never leaves behind: another writer set the key.
 	ErrNoExpiry = errors.New("redislock: key exists without an expiry")
+
+	// ErrNotReplicated is returned by an acquire WithReplicaAcks when fewer
+	// replicas than asked acknowledged the write in time: the key was
+	// released again, and the lock is not held.
+	ErrNotReplicated = errors.New("redislock: acquisition not acknowledged by enough replicas")
+
+	// ErrOptionNotApplicable is matched by the refusal of an option that a
+	// kind of lock has no use for (WithFencing by a Semaphore, say): the
+	// constructors that return an error return it, and the locks of the
+	// others return it from every acquire and refresh (see Option). The
+	// error names the options refused and the key.
+	ErrOptionNotApplicable = errors.New("redislock: option does not apply to this kind of lock")
+
+	// ErrReplicaAcksUnsupported is returned when WithReplicaAcks is used on
+	// a store that cannot send WAIT on the connection of the write (go-zero's
+	// cluster store, a Ring). The refusal of WithReplicaAcks by a kind of
+	// lock that does not wait for replicas (a Semaphore, a MultiLock, an
+	// RWLock) matches it too, besides ErrOptionNotApplicable.
+	ErrReplicaAcksUnsupported = errors.New("redislock: WithReplicaAcks needs a node, Sentinel or go-redis cluster client, or go-zero's node store")
+
+	// ErrQuorum is matched (errors.Is) by the *QuorumError a RedLock returns
+	// when it could not decide on a majority of its nodes.
+	ErrQuorum = errors.New("redislock: no quorum")
+
+	// ErrInvalidPermits is returned by NewSemaphore (and by the NewSemaphore
+	// of a NewBackend backend) when permits is less than 1.
+	ErrInvalidPermits = errors.New("redislock: permits must be at least 1")
+
+	// ErrNotSemaphore is returned when a semaphore's key holds something
+	// other than a semaphore: a RedisLock or any other value under the same
+	// name. The error names the type the key holds (WRONGTYPE); the scripts
+	// report it instead of failing, so go-zero's circuit breaker, which
+	// counts every error reply, does not open for the whole store. It is
+	// also a zerolock.ErrMisconfigured.
+	ErrNotSemaphore = misconfigured("redislock: key holds a value that is not a semaphore")
+
+	// ErrNoKeys is returned by NewMultiLock for an empty key list.
+	ErrNoKeys = errors.New("redislock: a multi-lock needs at least one key")
+
+	// ErrDuplicateKey is returned by NewMultiLock, wrapped with the key,
+	// when a key appears twice in its list.
+	ErrDuplicateKey = errors.New("redislock: duplicate key in a multi-lock")
+
+	// ErrNotLockKey is returned, wrapped with the key and the type it holds
+	// (WRONGTYPE), when a multi-lock's key holds something other than a
+	// lock: a semaphore, a read-write lock or any value that is not a
+	// string. The scripts check every key's type before they write and
+	// report it instead of failing, so go-zero's circuit breaker, which
+	// counts every error reply, does not open for the whole store.
+	ErrNotLockKey = errors.New("redislock: key holds a value that is not a lock")
+
+	// ErrOtherSideHeld is returned by RLockCtx (and RLockWaitCtx) when the
+	// same RWLock instance holds the write side, and by LockCtx (and
+	// LockWaitCtx) when it holds a read share: an instance holds one side
+	// at a time, and upgrading or downgrading in place is not offered
+	// (release one side, then take the other).
+	ErrOtherSideHeld = errors.New("redislock: this RWLock instance holds the other side")
+
+	// ErrNotRWLock is returned when the key of an RWLock, or one of the
+	// companion keys beside it (the readers' set, a waiting writer's
+	// intent, the fencing counter), holds a value of another type: a
+	// Semaphore's sorted set, say, or any other value under that name. The
+	// error names the key and the type it holds (WRONGTYPE). The scripts
+	// check the types before writing anything and report a mismatch
+	// instead of failing, so go-zero's circuit breaker, which counts every
+	// error reply, does not open for the whole store. (A RedisLock on the
+	// same key is no mismatch: it holds the key as a writer does.)
+	ErrNotRWLock = errors.New("redislock: key holds a value that is not a read-write lock")
 )
 
 // misconfiguredError is a sentinel of this package that says the store is

@@ -81,7 +81,7 @@ func ExampleRedisLock_TTL() {
 	defer rdb.Close()
 	ctx := context.Background()
 
-	lock := redislock.NewWithClient(rdb, "report:2026-11",
+	lock := redislock.New(rdb, "report:2026-11",
 		redislock.WithExpiry(1500*time.Millisecond), redislock.WithTolerance(100*time.Millisecond))
 	if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
 		fmt.Println("not acquired:", ok, err)
@@ -198,7 +198,7 @@ func startExport(ctx context.Context, svcCtx *ServiceContext, userID string, exp
 	if err != nil {
 		return err // permits < 1: redislock.ErrInvalidPermits
 	}
-	sem.SetExpire(60) // each permit expires on its own: a crashed export frees only its own
+	sem.SetExpiry(time.Minute) // each permit expires on its own: a crashed export frees only its own
 	ok, err := sem.AcquireCtx(ctx)
 	if err != nil {
 		return err

@@ -25,28 +25,29 @@ func ExampleNewRWLock() {
 
 	newLock := func() *redislock.RWLock {
 		l := redislock.NewRWLock(store, "cache:catalog", redislock.WithFencing())
-		l.SetExpire(5)
+		l.SetExpiry(5 * time.Second)
 		return l
 	}
+	ctx := context.Background()
 	reader1, reader2, rebuild := newLock(), newLock(), newLock()
 
-	ok1, _ := reader1.RLock()
-	ok2, _ := reader2.RLock()
+	ok1, _ := reader1.RLockCtx(ctx)
+	ok2, _ := reader2.RLockCtx(ctx)
 	fmt.Println("two readers:", ok1, ok2)
-	ok, _ := rebuild.Lock()
+	ok, _ := rebuild.LockCtx(ctx)
 	fmt.Println("rebuild beside readers:", ok)
 
-	reader1.RUnlock()
-	reader2.RUnlock()
-	ok, _ = rebuild.Lock()
+	reader1.RUnlockCtx(ctx)
+	reader2.RUnlockCtx(ctx)
+	ok, _ = rebuild.LockCtx(ctx)
 	fmt.Println("rebuild:", ok, "fence", rebuild.Fence())
-	ok, _ = reader1.RLock()
+	ok, _ = reader1.RLockCtx(ctx)
 	fmt.Println("reader during the rebuild:", ok)
 
-	rebuild.Unlock()
-	ok, _ = reader1.RLock()
+	rebuild.UnlockCtx(ctx)
+	ok, _ = reader1.RLockCtx(ctx)
 	fmt.Println("reader after:", ok, "reads the data of rebuild", reader1.Fence())
-	reader1.RUnlock()
+	reader1.RUnlockCtx(ctx)
 	// Output:
 	// two readers: true true
 	// rebuild beside readers: false

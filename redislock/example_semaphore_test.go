@@ -1,7 +1,9 @@
 package redislock_test
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
@@ -24,18 +26,19 @@ func ExampleSemaphore() {
 		if err != nil {
 			panic(err) // only for permits < 1
 		}
-		s.SetExpire(60) // a permit lasts 60 s unless released or watched
+		s.SetExpiry(time.Minute) // a permit lasts a minute unless released or watched
 		return s
 	}
+	ctx := context.Background()
 	first, second, third := export(), export(), export()
 	for _, s := range []*redislock.Semaphore{first, second, third} {
-		ok, err := s.Acquire()
+		ok, err := s.AcquireCtx(ctx)
 		fmt.Println("export may start:", ok, err)
 	}
 
-	ok, err := first.Release()
+	ok, err := first.ReleaseCtx(ctx)
 	fmt.Println("first done:", ok, err)
-	ok, err = third.Acquire()
+	ok, err = third.AcquireCtx(ctx)
 	fmt.Println("third may start:", ok, err)
 	// Output:
 	// export may start: true <nil>

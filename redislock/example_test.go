@@ -40,14 +40,14 @@ func ExampleNewRedisLock() {
 }
 
 // On a go-redis client, with a millisecond expiry.
-func ExampleNewWithClient() {
+func ExampleNew() {
 	mr, _ := miniredis.Run()
 	defer mr.Close()
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer client.Close()
 
 	ctx := context.Background()
-	lock := redislock.NewWithClient(client, "report:2026-11",
+	lock := redislock.New(client, "report:2026-11",
 		redislock.WithExpiry(1500*time.Millisecond), redislock.WithTolerance(0))
 	if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
 		fmt.Println("busy or failed:", ok, err)

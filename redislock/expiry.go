@@ -12,12 +12,13 @@ import (
 	"github.com/zerolock/zerolock/internal/ctxdone"
 )
 
-// holdExpiry is how long a lock's holds last: the expiry SetExpire and
-// SetExpiry set (read at each acquire and renewal) and the tolerance added
-// to what Redis is sent. Every kind of lock embeds one.
+// holdExpiry is how long a lock's holds last: the expiry SetExpiry (and a
+// RedisLock's or RedLock's SetExpire) sets, read at each acquire and
+// renewal, and the tolerance added to what Redis is sent. Every kind of lock embeds one.
 type holdExpiry struct {
 	expiry    atomic.Int64 // time.Duration
 	tolerance time.Duration
+	refused   error // the constructor's refusal of an option (see Option)
 }
 
 // init sets the expiry and tolerance of a lock made with o.
@@ -27,9 +28,13 @@ func (e *holdExpiry) init(o options) {
 }
 
 // px is the expiry sent to Redis: the expiry plus the tolerance, rounded up
-// to whole milliseconds. It returns ErrInvalidExpiry for a negative expiry
-// or a sum under a millisecond.
+// to whole milliseconds. It returns the refusal of an option the lock was
+// made with, which every acquire and refresh asks px for first, and
+// ErrInvalidExpiry for a negative expiry or a sum under a millisecond.
 func (e *holdExpiry) px() (time.Duration, error) {
+	if e.refused != nil {
+		return 0, e.refused
+	}
 	expiry := time.Duration(e.expiry.Load())
 	px := expiry + e.tolerance
 	if expiry < 0 || px < time.Millisecond {

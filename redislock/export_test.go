@@ -16,3 +16,14 @@ func HubWaiters(store Store, key string) int {
 	}
 	return 0
 }
+
+// RecordingLock is the lock a NewBackend backend makes: a RedisLock that is
+// also a zerolock.Recorder.
+type RecordingLock = recordingLock
+
+// Recording wraps l as NewBackend's NewLocker does, for the tests of the
+// replay primitives.
+func Recording(l *RedisLock) RecordingLock { return recordingLock{l} }
+
+// ErrInvalidRetain exposes errInvalidRetain to the external tests.
+var ErrInvalidRetain = errInvalidRetain

@@ -38,7 +38,7 @@ func TestFencingTokens(t *testing.T) {
 				lock := b.newLock(key, redislock.WithFencing(),
 					redislock.WithExpiry(5*time.Millisecond), redislock.WithTolerance(0))
 				for got := 0; got < each; {
-					ok, err := lock.AcquireWait(10 * time.Second)
+					ok, err := lock.AcquireWaitCtx(context.Background(), 10*time.Second)
 					if err != nil || !ok {
 						t.Errorf("AcquireWait() = %v, %v", ok, err)
 						return
@@ -108,7 +108,7 @@ func TestFencingOnOddNames(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
 	for _, key := range []string{"", "{", "}", "{}", "a}b", "{user:1}:order", "x{}y"} {
-		lock := redislock.NewWithClient(client, key, redislock.WithFencing())
+		lock := redislock.New(client, key, redislock.WithFencing())
 		lock.SetExpire(5)
 		mustAcquire(t, lock, true)
 		if lock.Fence() < 1 {

@@ -48,7 +48,7 @@ func BenchmarkFloorParallel(b *testing.B) {
 				defer reportCPU(b, admin)()
 				b.SetParallelism(25)
 				b.RunParallel(func(pb *testing.PB) {
-					lock := redislock.NewWithClient(client, "bench:d:"+strconv.FormatInt(next.Add(1), 10), tc.opts...)
+					lock := redislock.New(client, "bench:d:"+strconv.FormatInt(next.Add(1), 10), tc.opts...)
 					lock.SetExpire(5)
 					for pb.Next() {
 						cycle(b, ctx, lock)

@@ -11,7 +11,17 @@ import (
 
 // GoZeroStore adapts go-zero's *redis.Redis (a node or a cluster, as its
 // RedisConf says) to Store. Commands go through go-zero's client, so its
-// circuit breaker, metrics and tracing see them.
+// circuit breaker, metrics and tracing see them. Before its first command
+// it checks, once per store, that the server accepts the CLIENT SETINFO
+// go-zero sends on new connections (see CheckGoZeroStore); where it does
+// not, every command returns an error wrapping ErrIdentityRejected, which
+// names the fix.
+func GoZeroStore(store *zredis.Redis) Store {
+	return goZeroStore{r: store, id: identityFor(store), identityOff: identityOff(store)}
+}
+
+// goZeroStore is GoZeroStore's adapter (docs/REDISLOCK-INTERNALS.md tells
+// the whole story).
 //
 // go-zero's breaker counts every error reply as a failure (its acceptable
 // errors are only redis.Nil and context.Canceled), including the NOSCRIPT
@@ -32,14 +42,10 @@ import (
 // checks (22 allocations per cycle, 10 to 25% of the client's CPU in
 // BenchmarkGoZeroParallel's profiles).
 //
-// Before its first command the adapter runs CheckGoZeroStore, once per
-// store: a store whose server rejects the CLIENT SETINFO go-zero sends on
-// new connections answers every command with ErrIdentityRejected, which
-// names the fix, instead of failing when a burst opens go-zero's breaker.
-func GoZeroStore(store *zredis.Redis) Store {
-	return goZeroStore{r: store, id: identityFor(store), identityOff: identityOff(store)}
-}
-
+// The identity check (identity.go) runs before the first command so that
+// a store whose server rejects CLIENT SETINFO fails every command with
+// ErrIdentityRejected at once, instead of failing when a burst of new
+// connections opens go-zero's breaker.
 type goZeroStore struct {
 	r  *zredis.Redis
 	id *identityCheck
@@ -139,7 +145,7 @@ func (s goZeroStore) Eval(ctx context.Context, script string, keys []string, arg
 	return cmd
 }
 
-// EvalSha runs the script by its source with EVAL; see GoZeroStore.
+// EvalSha runs the script by its source with EVAL; see goZeroStore.
 func (s goZeroStore) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
 	if sc, ok := scriptsBySHA[sha1]; ok {
 		return s.Eval(ctx, sc.code, keys, args...)

@@ -28,7 +28,7 @@ func backends(t *testing.T, srv *redistest.Server) []backend {
 			return redislock.NewRedisLock(zstore, key, opts...)
 		}, func() redislock.Store { return redislock.GoZeroStore(zstore) }},
 		{"go-redis", func(key string, opts ...redislock.Option) *redislock.RedisLock {
-			return redislock.NewWithClient(client, key, opts...)
+			return redislock.New(client, key, opts...)
 		}, func() redislock.Store { return client }},
 	}
 }

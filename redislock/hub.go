@@ -52,7 +52,7 @@ type channel struct {
 	confirmed chan struct{} // closed when the server confirmed the subscription
 }
 
-// A waiter is one AcquireWait's registration on its key's channel.
+// A waiter is one waiting acquire's registration on its key's channel.
 type waiter struct {
 	hub     *hub
 	channel string

@@ -59,14 +59,10 @@ func NewRedisLock(store *zredis.Redis, key string, opts ...Option) *RedisLock {
 	return New(GoZeroStore(store), key, opts...)
 }
 
-// NewWithClient returns a lock on key in a go-redis client: a *redis.Client,
-// a *redis.ClusterClient or a Sentinel *redis.FailoverClient (ClusterClient
-// for go-redis's failover cluster mode).
-func NewWithClient(client redis.UniversalClient, key string, opts ...Option) *RedisLock {
-	return New(client, key, opts...)
-}
-
-// New returns a lock on key in any Store.
+// New returns a lock on key in any Store: a go-redis client (a
+// *redis.Client, a *redis.ClusterClient, or a Sentinel
+// *redis.FailoverClient; a ClusterClient for go-redis's failover cluster
+// mode) or go-zero's store through GoZeroStore.
 func New(store Store, key string, opts ...Option) *RedisLock {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -79,11 +75,12 @@ func New(store Store, key string, opts ...Option) *RedisLock {
 func newObservedLock(store Store, key string, o options) *RedisLock {
 	rl := newLock(store, key, newToken(), o)
 	rl.obs = observe.For(backendRedis, kindMutex, o.name)
+	rl.refused = o.refuse(mutexRefuses, "a RedisLock", strconv.Quote(key))
 	return rl
 }
 
-// newLock builds a lock with a given token that reports nothing: Redlock's
-// node locks share one token, and their RedLock reports for them.
+// newLock builds a lock with a given token that reports nothing: a
+// RedLock's node locks share one token, and the RedLock reports for them.
 func newLock(store Store, key, token string, o options) *RedisLock {
 	rl := &RedisLock{
 		store:       store,

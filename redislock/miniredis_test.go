@@ -41,7 +41,7 @@ func TestMiniredisStoreErrorsAreWrapped(t *testing.T) {
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = client.Close() })
-	lock := redislock.NewWithClient(client, "k")
+	lock := redislock.New(client, "k")
 	mr.SetError("READONLY You can't write against a read only replica.")
 	_, err := lock.Acquire()
 	var redisErr redis.Error

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -13,23 +12,6 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/observe"
-)
-
-var (
-	// ErrNoKeys is returned by NewMultiLock for an empty key list.
-	ErrNoKeys = errors.New("redislock: a multi-lock needs at least one key")
-
-	// ErrDuplicateKey is returned by NewMultiLock, wrapped with the key,
-	// when a key appears twice in its list.
-	ErrDuplicateKey = errors.New("redislock: duplicate key in a multi-lock")
-
-	// ErrNotLockKey is returned, wrapped with the key and the type it holds
-	// (WRONGTYPE), when a multi-lock's key holds something other than a
-	// lock: a semaphore, a read-write lock or any value that is not a
-	// string. The scripts check every key's type before they write and
-	// report it instead of failing, so go-zero's circuit breaker, which
-	// counts every error reply, does not open for the whole store.
-	ErrNotLockKey = errors.New("redislock: key holds a value that is not a lock")
 )
 
 var (
@@ -74,9 +56,9 @@ var (
 // refresh of a held lock leaves the hold alone, as RedisLock does.
 //
 // Keys may be empty strings, as RedisLock's key may. Fencing tokens are not
-// minted for multi-locks: WithFencing is ignored (a MultiLock has no Fence
-// method), and WithReplicaAcks makes NewMultiLock fail with
-// ErrReplicaAcksUnsupported. WithNodeTimeout, for Redlock, does not apply.
+// minted for multi-locks (a MultiLock has no Fence method), nor do they
+// wait for replicas: NewMultiLock refuses WithFencing, WithReplicaAcks and
+// WithNodeTimeout (see Option).
 type MultiLock struct {
 	store    Store
 	keys     []string // in the order they are taken
@@ -91,7 +73,7 @@ type MultiLock struct {
 
 	state holdState
 
-	holdExpiry // the expiry SetExpire sets, and the tolerance
+	holdExpiry // the expiry SetExpiry sets, and the tolerance
 	keeper     // the watchdog and when the hold began
 }
 
@@ -115,7 +97,7 @@ var (
 //
 // It returns ErrNoKeys for an empty list, an error wrapping
 // ErrDuplicateKey (and naming the key) when a key appears twice, and one
-// wrapping ErrReplicaAcksUnsupported WithReplicaAcks.
+// wrapping ErrOptionNotApplicable for an option the MultiLock refuses.
 func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error) {
 	if len(keys) == 0 {
 		return nil, ErrNoKeys
@@ -131,8 +113,8 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.acks > 0 {
-		return nil, fmt.Errorf("%w: not with a multi-lock", ErrReplicaAcksUnsupported)
+	if err := o.refuse(multiLockRefuses, "a MultiLock", fmt.Sprintf("%q", keys)); err != nil {
+		return nil, err
 	}
 	m := &MultiLock{
 		store:    store,
@@ -197,23 +179,11 @@ func (m *MultiLock) Keys() []string {
 	return slices.Clone(m.keys)
 }
 
-// SetExpire sets the expiry in whole seconds, as RedisLock.SetExpire does.
-// It applies to the next acquire or renewal. A negative value makes
-// AcquireCtx return ErrInvalidExpiry.
-func (m *MultiLock) SetExpire(seconds int) {
-	m.SetExpiry(time.Duration(seconds) * time.Second)
-}
-
 // SetExpiry sets the expiry with millisecond precision (rounded up to
 // whole milliseconds). It applies to the next acquire or renewal. A
 // negative value makes AcquireCtx return ErrInvalidExpiry.
 func (m *MultiLock) SetExpiry(expiry time.Duration) {
 	m.expiry.Store(int64(expiry))
-}
-
-// Acquire is AcquireCtx with context.Background().
-func (m *MultiLock) Acquire() (bool, error) {
-	return m.AcquireCtx(context.Background())
 }
 
 // AcquireCtx tries once to take all the keys. It reports true when this
@@ -254,11 +224,6 @@ func (m *MultiLock) acquire(ctx context.Context) (bool, error) {
 		return false, m.wrap(ctx, "acquire", r.err)
 	}
 	return r.ok, nil
-}
-
-// Release is ReleaseCtx with context.Background().
-func (m *MultiLock) Release() (bool, error) {
-	return m.ReleaseCtx(context.Background())
 }
 
 // ReleaseCtx deletes every key that still holds this instance's token,
@@ -316,11 +281,6 @@ func (m *MultiLock) releaseAll(ctx context.Context) (bool, error) {
 		return false, m.wrap(ctx, "release", err)
 	}
 	return r.freed == len(m.keys), nil
-}
-
-// Refresh is RefreshCtx with context.Background().
-func (m *MultiLock) Refresh() (bool, error) {
-	return m.RefreshCtx(context.Background())
 }
 
 // RefreshCtx extends every key to the lock's expiry (plus the tolerance)

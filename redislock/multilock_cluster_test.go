@@ -87,7 +87,7 @@ func TestMultiLockClusterSlots(t *testing.T) {
 				}
 				mustHoldOneToken(t, admin, tc.keys)
 				for _, k := range tc.keys {
-					single := redislock.NewWithClient(admin, k)
+					single := redislock.New(admin, k)
 					mustAcquire(t, single, false)
 				}
 				ctx, spy = spied()
@@ -113,7 +113,7 @@ func TestMultiLockClusterGivesBack(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			keys := newMulti(t, store, crossSlotKeys(t, admin, 3)).Keys()
 			for busy := 1; busy < len(keys); busy++ {
-				holder := redislock.NewWithClient(admin, keys[busy], redislock.WithExpiry(30*time.Second))
+				holder := redislock.New(admin, keys[busy], redislock.WithExpiry(30*time.Second))
 				mustAcquire(t, holder, true)
 				m := newMulti(t, store, keys)
 				ctx, spy := spied()

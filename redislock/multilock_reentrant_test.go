@@ -148,7 +148,7 @@ func TestMultiLockRefusalHoldsNone(t *testing.T) {
 		if err := admin.Del(ctx, middle).Err(); err != nil {
 			t.Fatal(err)
 		}
-		other := redislock.NewWithClient(admin, middle, redislock.WithExpiry(30*time.Second))
+		other := redislock.New(admin, middle, redislock.WithExpiry(30*time.Second))
 		mustAcquire(t, other, true)
 		mustMultiAcquire(t, m, false)
 		for _, k := range m.Keys() {
@@ -187,7 +187,7 @@ func TestMultiLockClusterOneInstanceConcurrent(t *testing.T) {
 // second names the call made meanwhile.
 func oneInstanceConcurrent(t *testing.T, store redislock.Store, admin *redis.ClusterClient, second string) {
 	keys := newMulti(t, store, crossSlotKeys(t, admin, 2)).Keys()
-	busy := redislock.NewWithClient(admin, keys[1], redislock.WithExpiry(30*time.Second))
+	busy := redislock.New(admin, keys[1], redislock.WithExpiry(30*time.Second))
 	mustAcquire(t, busy, true)
 	m := newMulti(t, store, keys)
 

@@ -38,14 +38,14 @@ func newMulti(t *testing.T, store redislock.Store, keys []string, opts ...redisl
 
 func mustMultiAcquire(t *testing.T, m *redislock.MultiLock, want bool) {
 	t.Helper()
-	if ok, err := m.Acquire(); err != nil || ok != want {
+	if ok, err := m.AcquireCtx(context.Background()); err != nil || ok != want {
 		t.Fatalf("MultiLock%q.Acquire() = %v, %v; want %v, nil", m.Keys(), ok, err, want)
 	}
 }
 
 func mustMultiRelease(t *testing.T, m *redislock.MultiLock, want bool) {
 	t.Helper()
-	if ok, err := m.Release(); err != nil || ok != want {
+	if ok, err := m.ReleaseCtx(context.Background()); err != nil || ok != want {
 		t.Fatalf("MultiLock%q.Release() = %v, %v; want %v, nil", m.Keys(), ok, err, want)
 	}
 }
@@ -417,7 +417,7 @@ func TestMultiLockRefresh(t *testing.T) {
 		ctx := context.Background()
 		keys := multiKeys(t, 3)
 		m := newMulti(t, b.store(), keys)
-		if ok, err := m.Refresh(); ok || err != nil {
+		if ok, err := m.RefreshCtx(context.Background()); ok || err != nil {
 			t.Fatalf("Refresh() before any acquire = %v, %v; want false, nil", ok, err)
 		}
 		mustBeFree(t, admin, keys...)
@@ -442,20 +442,23 @@ func TestMultiLockRefresh(t *testing.T) {
 	})
 }
 
-// TestMultiLockNotFencer: fencing is not minted for multi-locks: with
-// WithFencing the lock is built and works, is not a zerolock.Fencer, and
-// writes no key but its own.
+// TestMultiLockNotFencer: fencing is not minted for multi-locks: WithFencing
+// is refused (it was ignored before the one option policy), a MultiLock is
+// not a zerolock.Fencer, and it writes no key but its own.
 func TestMultiLockNotFencer(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	keys := multiKeys(t, 2)
-	m := newMulti(t, admin, keys, redislock.WithFencing())
+	if m, err := redislock.NewMultiLock(admin, keys, redislock.WithFencing()); m != nil || !errors.Is(err, redislock.ErrOptionNotApplicable) {
+		t.Fatalf("NewMultiLock(WithFencing) = %v, %v; want nil, ErrOptionNotApplicable", m, err)
+	}
+	m := newMulti(t, admin, keys)
 	if _, ok := any(m).(zerolock.Fencer); ok {
 		t.Fatal("a MultiLock is a zerolock.Fencer")
 	}
 	mustMultiAcquire(t, m, true)
 	if n := admin.DBSize(context.Background()).Val(); n != int64(len(keys)) {
-		t.Errorf("DBSIZE = %d after a MultiLock WithFencing acquired %d keys; want no other key", n, len(keys))
+		t.Errorf("DBSIZE = %d after a MultiLock acquired %d keys; want no other key", n, len(keys))
 	}
 	mustMultiRelease(t, m, true)
 }
@@ -676,7 +679,7 @@ func TestMultiLockRing(t *testing.T) {
 	mustMultiAcquire(t, m, true)
 	mustHoldOneToken(t, ring, keys)
 	for _, k := range keys {
-		mustAcquire(t, redislock.NewWithClient(ring, k), false)
+		mustAcquire(t, redislock.New(ring, k), false)
 	}
 	na, nb := a.Client(t).DBSize(context.Background()).Val(), b.Client(t).DBSize(context.Background()).Val()
 	if na == 0 || nb == 0 || na+nb != int64(len(keys)) {

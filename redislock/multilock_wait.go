@@ -5,11 +5,6 @@ import (
 	"time"
 )
 
-// AcquireWait is AcquireWaitCtx with context.Background().
-func (m *MultiLock) AcquireWait(wait time.Duration) (bool, error) {
-	return m.AcquireWaitCtx(context.Background(), wait)
-}
-
 // AcquireWaitCtx waits up to wait (no limit when wait <= 0, then only ctx
 // bounds it) for all the keys and returns true as soon as it holds them.
 // It returns false, with a nil error, when the wait limit passed first; an

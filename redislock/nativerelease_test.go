@@ -48,7 +48,7 @@ func scriptCalls(t *testing.T, admin *redis.Client) int64 {
 // (an error reply) from a fresh server.
 func cacheReleaseScript(t *testing.T, client *redis.Client) {
 	t.Helper()
-	lock := redislock.NewWithClient(client, "zerolock-test:cache-release-script")
+	lock := redislock.New(client, "zerolock-test:cache-release-script")
 	lock.SetExpire(30)
 	mustAcquire(t, lock, true)
 	mustRelease(t, lock, true)
@@ -170,7 +170,7 @@ func TestNativeReleaseFailover(t *testing.T) {
 		DisableIdentity: true})
 	for _, b := range []backend{
 		{"go-redis", func(key string, opts ...redislock.Option) *redislock.RedisLock {
-			return redislock.NewWithClient(client, key, opts...)
+			return redislock.New(client, key, opts...)
 		}, func() redislock.Store { return client }},
 		{"go-zero", func(key string, opts ...redislock.Option) *redislock.RedisLock {
 			return redislock.NewRedisLock(zstore, key, opts...)
@@ -227,7 +227,7 @@ func TestNativeReleaseUnanswered(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = client.Close() })
 	srv.Kill()
-	lock := redislock.NewWithClient(client, "zerolock-test:"+t.Name(), redislock.WithoutWakeups())
+	lock := redislock.New(client, "zerolock-test:"+t.Name(), redislock.WithoutWakeups())
 	if ok, err := lock.Release(); ok || err == nil {
 		t.Fatalf("Release() with the server down = %v, %v; want an error", ok, err)
 	}

@@ -160,7 +160,7 @@ func TestObserveContention(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lock := redislock.NewWithClient(client, "zerolock-test:"+t.Name(),
+			lock := redislock.New(client, "zerolock-test:"+t.Name(),
 				redislock.WithName(t.Name()), redislock.WithExpiry(5*time.Second))
 			for i := 0; i < tries; i++ {
 				ok, err := lock.AcquireCtx(context.Background())
@@ -202,8 +202,8 @@ func TestObserveWait(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
 	key := "zerolock-test:" + t.Name()
-	holder := redislock.NewWithClient(client, key, redislock.WithName(t.Name()+"-holder"), redislock.WithExpiry(5*time.Second))
-	waiter := redislock.NewWithClient(client, key, redislock.WithName(t.Name()), redislock.WithExpiry(5*time.Second))
+	holder := redislock.New(client, key, redislock.WithName(t.Name()+"-holder"), redislock.WithExpiry(5*time.Second))
+	waiter := redislock.New(client, key, redislock.WithName(t.Name()), redislock.WithExpiry(5*time.Second))
 	s := mutexSeries(t.Name())
 	mustAcquire(t, holder, true)
 
@@ -258,7 +258,7 @@ func TestObserveLost(t *testing.T) {
 	} {
 		t.Run(tc.cause, func(t *testing.T) {
 			key := "zerolock-test:" + t.Name()
-			lock := redislock.NewWithClient(client, key, redislock.WithName(t.Name()),
+			lock := redislock.New(client, key, redislock.WithName(t.Name()),
 				redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 			s := mutexSeries(t.Name())
 			before := s.read(t, all...)
@@ -300,7 +300,7 @@ func TestObserveRenewFailed(t *testing.T) {
 		DialTimeout: 100 * time.Millisecond, ReadTimeout: 100 * time.Millisecond})
 	t.Cleanup(func() { _ = client.Close() })
 	key := "zerolock-test:" + t.Name()
-	lock := redislock.NewWithClient(client, key, redislock.WithName(t.Name()),
+	lock := redislock.New(client, key, redislock.WithName(t.Name()),
 		redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 	s := mutexSeries(t.Name())
 	before := s.read(t, all...)
@@ -334,7 +334,7 @@ func TestObserveRenewFailed(t *testing.T) {
 func TestObserveMaxHold(t *testing.T) {
 	zprom.Enable()
 	srv := redistest.Start(t)
-	lock := redislock.NewWithClient(srv.Client(t), "zerolock-test:"+t.Name(), redislock.WithName(t.Name()),
+	lock := redislock.New(srv.Client(t), "zerolock-test:"+t.Name(), redislock.WithName(t.Name()),
 		redislock.WithExpiry(5*time.Second))
 	s := mutexSeries(t.Name())
 	before := s.read(t, all...)
@@ -364,7 +364,7 @@ func TestObserveRelease(t *testing.T) {
 	ctx := context.Background()
 	key := "zerolock-test:" + t.Name()
 	s := mutexSeries(t.Name())
-	lock := redislock.NewWithClient(client, key, redislock.WithName(t.Name()), redislock.WithExpiry(5*time.Second))
+	lock := redislock.New(client, key, redislock.WithName(t.Name()), redislock.WithExpiry(5*time.Second))
 
 	before := s.read(t, all...)
 	sumBefore := holdSum(t, s)
@@ -384,7 +384,7 @@ func TestObserveRelease(t *testing.T) {
 	}))
 
 	before = s.read(t, all...)
-	lock = redislock.NewWithClient(client, key, redislock.WithName(t.Name()),
+	lock = redislock.New(client, key, redislock.WithName(t.Name()),
 		redislock.WithExpiry(50*time.Millisecond), redislock.WithTolerance(0))
 	mustAcquire(t, lock, true)
 	waitFor(t, 2*time.Second, "the key expired", func() bool {
@@ -613,7 +613,7 @@ func TestObserveBackendName(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
 	key := "zerolock-test:" + t.Name()
-	backend := redislock.StoreBackend(client, redislock.WithName(t.Name()+"-default"))
+	backend := redislock.NewBackend(client, redislock.WithName(t.Name()+"-default"))
 	named, unnamed := mutexSeries(t.Name()+"-rule"), mutexSeries(t.Name()+"-default")
 	sem := series{t.Name() + "-rule", "redis", "semaphore"}
 	red := series{t.Name() + "-rule", "redlock", "mutex"}
@@ -632,7 +632,7 @@ func TestObserveBackendName(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustTake(t, limiter.AcquireCtx, true)
-	redLock := redislock.RedLockBackend([]redislock.Store{client}).
+	redLock := redislock.NewRedLockBackend([]redislock.Store{client}).
 		NewLocker(key+":4", zerolock.LockerOptions{Expiry: time.Second, Name: t.Name() + "-rule"})
 	mustTake(t, redLock.AcquireCtx, true)
 
@@ -673,9 +673,9 @@ func TestObserveAcquireSpan(t *testing.T) {
 	client := srv.Client(t)
 	key := "zerolock-test:" + t.Name()
 	ctx, request, rec := recorder(t)
-	lock := redislock.NewWithClient(client, key, redislock.WithName(t.Name()), redislock.WithFencing(),
+	lock := redislock.New(client, key, redislock.WithName(t.Name()), redislock.WithFencing(),
 		redislock.WithExpiry(5*time.Second))
-	rival := redislock.NewWithClient(client, key, redislock.WithName(t.Name()))
+	rival := redislock.New(client, key, redislock.WithName(t.Name()))
 
 	if ok, err := lock.AcquireCtx(ctx); !ok || err != nil {
 		t.Fatalf("AcquireCtx = %v, %v", ok, err)
@@ -733,7 +733,7 @@ func TestObserveLostEvent(t *testing.T) {
 	client := srv.Client(t)
 	key := "zerolock-test:" + t.Name()
 	ctx, request, rec := recorder(t)
-	lock := redislock.NewWithClient(client, key, redislock.WithName(t.Name()),
+	lock := redislock.New(client, key, redislock.WithName(t.Name()),
 		redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 	mustAcquire(t, lock, true)
 	lockCtx := lock.Watch(ctx, zerolock.RenewEvery(50*time.Millisecond))
@@ -774,8 +774,8 @@ func TestObserveWaitDeadline(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
 	key := "zerolock-test:" + t.Name()
-	holder := redislock.NewWithClient(client, key, redislock.WithName(t.Name()+"-holder"), redislock.WithExpiry(5*time.Second))
-	waiter := redislock.NewWithClient(client, key, redislock.WithName(t.Name()), redislock.WithExpiry(5*time.Second))
+	holder := redislock.New(client, key, redislock.WithName(t.Name()+"-holder"), redislock.WithExpiry(5*time.Second))
+	waiter := redislock.New(client, key, redislock.WithName(t.Name()), redislock.WithExpiry(5*time.Second))
 	s := mutexSeries(t.Name())
 	mustAcquire(t, holder, true)
 	parent, request, rec := recorder(t)
@@ -868,7 +868,7 @@ func TestObserveHoldAfterExpiry(t *testing.T) {
 			if tc.name == "expired" {
 				expiry = 100 * time.Millisecond
 			}
-			lock := redislock.NewWithClient(client, key, redislock.WithName(t.Name()),
+			lock := redislock.New(client, key, redislock.WithName(t.Name()),
 				redislock.WithExpiry(expiry), redislock.WithTolerance(0))
 			s := mutexSeries(t.Name())
 			before := s.read(t, all...)
@@ -902,7 +902,7 @@ func TestObserveRenewOvertaken(t *testing.T) {
 	// go-redis's read timeout, 3 s, is far past the validity: the renewal
 	// is still waiting when the validity ends.
 	client := srv.Client(t)
-	lock := redislock.NewWithClient(client, "zerolock-test:"+t.Name(), redislock.WithName(t.Name()),
+	lock := redislock.New(client, "zerolock-test:"+t.Name(), redislock.WithName(t.Name()),
 		redislock.WithExpiry(500*time.Millisecond), redislock.WithTolerance(0))
 	s := mutexSeries(t.Name())
 	before := s.read(t, all...)

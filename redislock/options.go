@@ -1,14 +1,102 @@
 package redislock
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
-// DefaultTolerance is added to the expiry sent to Redis, as go-zero does, so
+// defaultTolerance is added to the expiry sent to Redis, as go-zero does, so
 // that a lock set to expire after n seconds is not lost to clock rounding
 // and network delay before n seconds have passed for its holder.
-const DefaultTolerance = 500 * time.Millisecond
+const defaultTolerance = 500 * time.Millisecond
 
-// An Option customizes a RedisLock.
+// An Option customizes a lock. One Option type serves every constructor
+// here, and one rule holds for all of them: an option that a kind of lock
+// has no use for is refused, whatever its arguments, with an error wrapping
+// ErrOptionNotApplicable that names it. The constructors that return an
+// error (NewSemaphore, NewMultiLock, and the NewSemaphore of NewBackend's
+// backend) return the refusal; the others (New, NewRedisLock, NewRedLock,
+// NewRWLock, and the NewLocker of NewBackend's and NewRedLockBackend's
+// backends) return a lock whose every acquire and refresh returns it
+// before any I/O, as they return ErrInvalidExpiry for a negative expiry.
+//
+// The options each kind refuses:
+//
+//   - RedisLock: WithNodeTimeout (it has no nodes).
+//   - RedLock: WithFencing (it has no Fence) and WithBackoff (it has no
+//     waiting acquire).
+//   - Semaphore: WithFencing (its holders share the key, so no token
+//     orders them), WithReplicaAcks (a permit is not made to survive a
+//     failover) and WithNodeTimeout.
+//   - MultiLock: WithFencing, WithReplicaAcks and WithNodeTimeout.
+//   - RWLock: WithReplicaAcks and WithNodeTimeout.
+//
+// Every kind takes WithExpiry, WithTolerance, WithoutWakeups,
+// WithDeadlineGuard (a RedLock returns by its node timeout or its context
+// with or without it) and WithName.
 type Option func(*options)
+
+// optionSet marks the options that some kind of lock refuses, as given.
+type optionSet uint8
+
+const (
+	optFencing optionSet = 1 << iota
+	optReplicaAcks
+	optBackoff
+	optNodeTimeout
+)
+
+// optionNames are the options of optionSet's bits, in bit order.
+var optionNames = [...]string{"WithFencing", "WithReplicaAcks", "WithBackoff", "WithNodeTimeout"}
+
+// The options each kind of lock refuses (see Option).
+const (
+	mutexRefuses     = optNodeTimeout
+	redLockRefuses   = optFencing | optBackoff
+	semaphoreRefuses = optFencing | optReplicaAcks | optNodeTimeout
+	multiLockRefuses = optFencing | optReplicaAcks | optNodeTimeout
+	rwLockRefuses    = optReplicaAcks | optNodeTimeout
+)
+
+// refuse returns the refusal of the options o was given that refused
+// holds, by kind (a lock kind with its article) on what (its key, quoted),
+// or nil.
+func (o *options) refuse(refused optionSet, kind, what string) error {
+	bad := o.given & refused
+	if bad == 0 {
+		return nil
+	}
+	var names []string
+	for i, name := range optionNames {
+		if bad&(1<<i) != 0 {
+			names = append(names, name)
+		}
+	}
+	verb, pronoun := "does", "it"
+	if len(names) > 1 {
+		verb, pronoun = "do", "them"
+	}
+	return &optionError{
+		msg: fmt.Sprintf("redislock: %s %s not apply to %s (%s); drop %s from its options, or its backend's",
+			strings.Join(names, " and "), verb, kind, what, pronoun),
+		acks: bad&optReplicaAcks != 0,
+	}
+}
+
+// An optionError is a refusal of options (see Option). It matches
+// ErrOptionNotApplicable, and ErrReplicaAcksUnsupported too when it
+// refuses WithReplicaAcks.
+type optionError struct {
+	msg  string
+	acks bool
+}
+
+func (e *optionError) Error() string { return e.msg }
+
+func (e *optionError) Is(target error) bool {
+	return target == ErrOptionNotApplicable || e.acks && target == ErrReplicaAcksUnsupported
+}
 
 type options struct {
 	expiry        time.Duration
@@ -21,11 +109,12 @@ type options struct {
 	setGet        *setGetSupport // shared by a Backend's locks
 	deadlineGuard bool
 	quietRelease  bool
-	name          string // WithName: the lock's label in metrics and traces
+	name          string    // WithName: the lock's label in metrics and traces
+	given         optionSet // the options given that some kind refuses
 }
 
 func defaultOptions() options {
-	return options{tolerance: DefaultTolerance, wait: defaultWaitOptions()}
+	return options{tolerance: defaultTolerance, wait: defaultWaitOptions()}
 }
 
 // WithExpiry sets the initial expiry of the lock with millisecond precision,
@@ -67,10 +156,12 @@ func WithoutWakeups() Option {
 // Fence), in the same script and hash slot as the lock. The counter is a
 // companion key that never expires: one small integer per resource name.
 // Tokens only increase while Redis keeps its data; a server that restarts
-// without persistence starts them again from 1.
+// without persistence starts them again from 1. RedisLock and RWLock take
+// it; RedLock, Semaphore and MultiLock refuse it (see Option).
 func WithFencing() Option {
 	return func(o *options) {
 		o.fencing = true
+		o.given |= optFencing
 	}
 }
 

@@ -15,8 +15,18 @@ import (
 // token: tokens are base32 text.
 const recordPrefix = "\x00zerolock-record:"
 
-// ErrInvalidRetain is returned by RecordCtx for a retention under 1 ms.
-var ErrInvalidRetain = errors.New("redislock: retain must be at least 1ms")
+// errInvalidRetain is returned by RecordCtx for a retention under 1 ms.
+var errInvalidRetain = errors.New("redislock: retain must be at least 1ms")
+
+// A recordingLock is the lock a NewBackend backend makes: a RedisLock that
+// is also a zerolock.Recorder, for the replay mode of the middleware and
+// the interceptor (internal/guard finds it by that interface). The replay
+// primitives live here, not on RedisLock, because only that core calls
+// them: they stay out of the user's index. The wrapper holds one pointer,
+// so it goes into a zerolock.Locker without an allocation.
+type recordingLock struct{ *RedisLock }
+
+var _ zerolock.Recorder = recordingLock{}
 
 // AcquireOrReadCtx is AcquireCtx that also reads a record RecordCtx stored
 // in the key: it returns the record, acquiring nothing, when there is one.
@@ -28,9 +38,9 @@ var ErrInvalidRetain = errors.New("redislock: retain must be at least 1ms")
 //
 // It is observed as AcquireCtx is, a record read counting as busy: the key
 // is not this instance's.
-func (rl *RedisLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, error) {
-	ctx, a := rl.obs.StartAcquire(ctx, false)
-	ok, record, err := rl.acquireOrRead(ctx)
+func (l recordingLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, error) {
+	ctx, a := l.obs.StartAcquire(ctx, false)
+	ok, record, err := l.acquireOrRead(ctx)
 	a.End(tryOutcome(ok, err), 0, err)
 	return ok, record, err
 }
@@ -100,17 +110,17 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context) (bool, []byte, error) {
 // with a nil error. A running Watch ends first, with zerolock.ErrReleased.
 // With WithReplicaAcks it waits for the replicas and returns false with
 // ErrNotReplicated when too few acknowledged: the record is on the master
-// only, and a failover could lose it. It returns ErrInvalidRetain for a
+// only, and a failover could lose it. It returns errInvalidRetain for a
 // retention under 1 ms, and a wrapped store error when Redis cannot answer,
 // after which the record may or may not be stored.
 //
 // A record that replaces the hold ends it as ReleaseCtx does for the
 // metrics: its hold time is observed, or a hold found gone.
-func (rl *RedisLock) RecordCtx(ctx context.Context, record []byte, retain time.Duration) (bool, error) {
-	began := rl.holdBegan()
-	ok, err := rl.record(ctx, record, retain)
+func (l recordingLock) RecordCtx(ctx context.Context, record []byte, retain time.Duration) (bool, error) {
+	began := l.holdBegan()
+	ok, err := l.record(ctx, record, retain)
 	if err == nil {
-		observeRelease(rl.obs, began, ok)
+		observeRelease(l.obs, began, ok)
 	}
 	return ok, err
 }
@@ -120,7 +130,7 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 	rl.stopWatchdog(ctx, zerolock.ErrReleased)
 	ms := (retain + time.Millisecond - 1) / time.Millisecond
 	if ms < 1 {
-		return false, ErrInvalidRetain
+		return false, errInvalidRetain
 	}
 	if err := ctx.Err(); err != nil {
 		return false, rl.wrap(ctx, "record", err)
@@ -188,5 +198,3 @@ func (rl *RedisLock) replicated(ctx context.Context, build func(redis.Pipeliner)
 	}
 	return cmd, short, nil
 }
-
-var _ zerolock.Recorder = (*RedisLock)(nil)

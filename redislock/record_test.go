@@ -23,8 +23,8 @@ func TestRecord(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			key := fmt.Sprintf("zerolock-test:record:%d:{slot%d}", i, i)
-			a := b.newLock(key, redislock.WithExpiry(5*time.Second))
-			other := b.newLock(key, redislock.WithExpiry(5*time.Second))
+			a := redislock.Recording(b.newLock(key, redislock.WithExpiry(5*time.Second)))
+			other := redislock.Recording(b.newLock(key, redislock.WithExpiry(5*time.Second)))
 
 			if ok, rec, err := a.AcquireOrReadCtx(ctx); !ok || rec != nil || err != nil {
 				t.Fatalf("AcquireOrReadCtx on a free key = %v, %q, %v; want true", ok, rec, err)
@@ -42,7 +42,7 @@ func TestRecord(t *testing.T) {
 			if ok, err := a.RecordCtx(ctx, result, 400*time.Millisecond); !ok || err != nil {
 				t.Fatalf("RecordCtx resent after it stored = %v, %v; want true (the record is there)", ok, err)
 			}
-			for _, l := range []*redislock.RedisLock{other, a} {
+			for _, l := range []redislock.RecordingLock{other, a} {
 				ok, rec, err := l.AcquireOrReadCtx(ctx)
 				if ok || err != nil || string(rec) != string(result) {
 					t.Fatalf("AcquireOrReadCtx on a record = %v, %q, %v; want the record", ok, rec, err)
@@ -77,7 +77,7 @@ func TestRecord(t *testing.T) {
 // lost.
 func TestRecordStopsWatch(t *testing.T) {
 	srv := redistest.Start(t)
-	lock := redislock.NewWithClient(srv.Client(t), "zerolock-test:record:watch", redislock.WithExpiry(time.Second))
+	lock := redislock.Recording(redislock.New(srv.Client(t), "zerolock-test:record:watch", redislock.WithExpiry(time.Second)))
 	ctx := context.Background()
 	if ok, _, err := lock.AcquireOrReadCtx(ctx); !ok || err != nil {
 		t.Fatalf("acquire: %v, %v", ok, err)
@@ -102,7 +102,7 @@ func TestRecordReplicaAcksMissing(t *testing.T) {
 	client := srv.Client(t)
 	ctx := context.Background()
 	const key = "zerolock-test:record:acks"
-	acked := redislock.NewWithClient(client, key, redislock.WithReplicaAcks(1, 100*time.Millisecond))
+	acked := redislock.Recording(redislock.New(client, key, redislock.WithReplicaAcks(1, 100*time.Millisecond)))
 	ok, rec, err := acked.AcquireOrReadCtx(ctx)
 	if ok || rec != nil || !errors.Is(err, redislock.ErrNotReplicated) {
 		t.Fatalf("AcquireOrReadCtx with no replica = %v, %q, %v; want ErrNotReplicated", ok, rec, err)

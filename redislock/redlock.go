@@ -2,8 +2,8 @@ package redislock
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,10 +11,6 @@ import (
 
 	"github.com/zerolock/zerolock/observe"
 )
-
-// ErrQuorum is matched (errors.Is) by the *QuorumError a RedLock returns
-// when it could not decide on a majority of its nodes.
-var ErrQuorum = errors.New("redislock: no quorum")
 
 // defaultNodeTimeout bounds each node's call of a RedLock unless
 // WithNodeTimeout says otherwise: much shorter than any sensible expiry, so
@@ -39,9 +35,11 @@ type RedLock struct {
 	goneBy     time.Time // when every node has expired the hold unless acquired again
 }
 
-// NewRedLock returns a Redlock on key over stores, which must be independent
+// NewRedLock returns a RedLock on key over stores, which must be independent
 // masters (not replicas of each other), ideally five. Options apply to every
-// node; WithNodeTimeout bounds each node's call.
+// node; WithNodeTimeout bounds each node's call. WithFencing and
+// WithBackoff are refused: every acquire returns an error wrapping
+// ErrOptionNotApplicable (see Option).
 func NewRedLock(stores []Store, key string, opts ...Option) *RedLock {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -53,43 +51,47 @@ func NewRedLock(stores []Store, key string, opts ...Option) *RedLock {
 // newRedLock is NewRedLock with its options applied.
 func newRedLock(stores []Store, key string, o options) *RedLock {
 	token := newToken()
-	rl := &RedLock{key: key, nodeTimeout: o.nodeTimeout, tolerance: o.tolerance,
+	r := &RedLock{key: key, nodeTimeout: o.nodeTimeout, tolerance: o.tolerance,
 		obs: observe.For(backendRedLock, kindMutex, o.name)}
-	if rl.nodeTimeout <= 0 {
-		rl.nodeTimeout = defaultNodeTimeout
+	if r.nodeTimeout <= 0 {
+		r.nodeTimeout = defaultNodeTimeout
 	}
+	refused := o.refuse(redLockRefuses, "a RedLock", strconv.Quote(key))
 	for _, s := range stores {
 		n := newLock(s, key, token, o)
 		n.guard = guardNone // each bounds every node call by itself
-		rl.nodes = append(rl.nodes, n)
+		n.refused = refused // the RedLock's acquire asks its first node's px
+		r.nodes = append(r.nodes, n)
 	}
-	rl.SetExpiry(o.expiry)
-	return rl
+	r.SetExpiry(o.expiry)
+	return r
 }
 
 // WithNodeTimeout bounds each node's call of a RedLock (default 50 ms).
+// Every other kind of lock refuses it (see Option).
 func WithNodeTimeout(d time.Duration) Option {
 	return func(o *options) {
 		o.nodeTimeout = d
+		o.given |= optNodeTimeout
 	}
 }
 
 // SetExpire sets the expiry in whole seconds, as RedisLock.SetExpire.
-func (rl *RedLock) SetExpire(seconds int) {
-	rl.SetExpiry(time.Duration(seconds) * time.Second)
+func (r *RedLock) SetExpire(seconds int) {
+	r.SetExpiry(time.Duration(seconds) * time.Second)
 }
 
 // SetExpiry sets the expiry with millisecond precision.
-func (rl *RedLock) SetExpiry(expiry time.Duration) {
-	rl.expiry.Store(int64(expiry))
-	for _, n := range rl.nodes {
+func (r *RedLock) SetExpiry(expiry time.Duration) {
+	r.expiry.Store(int64(expiry))
+	for _, n := range r.nodes {
 		n.SetExpiry(expiry)
 	}
 }
 
 // Acquire is AcquireCtx with context.Background().
-func (rl *RedLock) Acquire() (bool, error) {
-	return rl.AcquireCtx(context.Background())
+func (r *RedLock) Acquire() (bool, error) {
+	return r.AcquireCtx(context.Background())
 }
 
 // AcquireCtx tries every node at once, each bounded by the node timeout, and
@@ -100,24 +102,24 @@ func (rl *RedLock) Acquire() (bool, error) {
 // majority of nodes answered (another holder has the lock), or with a
 // *QuorumError (errors.Is ErrQuorum) that lists each node's outcome when
 // failures kept it from a majority or the validity ran out.
-func (rl *RedLock) AcquireCtx(ctx context.Context) (bool, error) {
-	ctx, a := rl.obs.StartAcquire(ctx, false)
-	ok, err := rl.acquire(ctx)
+func (r *RedLock) AcquireCtx(ctx context.Context) (bool, error) {
+	ctx, a := r.obs.StartAcquire(ctx, false)
+	ok, err := r.acquire(ctx)
 	a.End(tryOutcome(ok, err), 0, err)
 	return ok, err
 }
 
 // acquire is AcquireCtx unobserved.
-func (rl *RedLock) acquire(ctx context.Context) (bool, error) {
-	px, err := rl.nodes[0].px()
+func (r *RedLock) acquire(ctx context.Context) (bool, error) {
+	px, err := r.nodes[0].px()
 	if err != nil {
 		return false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return false, fmt.Errorf("redislock: acquire %q on %d nodes: %w", rl.nodes[0].key, len(rl.nodes), err)
+		return false, fmt.Errorf("redislock: acquire %q on %d nodes: %w", r.nodes[0].key, len(r.nodes), err)
 	}
 	start := time.Now()
-	outcomes := rl.each(ctx, func(ctx context.Context, n *RedisLock) (bool, error) {
+	outcomes := r.each(ctx, func(ctx context.Context, n *RedisLock) (bool, error) {
 		return n.acquire(ctx)
 	})
 	elapsed := time.Since(start)
@@ -132,23 +134,23 @@ func (rl *RedLock) acquire(ctx context.Context) (bool, error) {
 			acquired++
 		}
 	}
-	quorum := len(rl.nodes)/2 + 1
+	quorum := len(r.nodes)/2 + 1
 	if acquired >= quorum && validity > 0 {
-		rl.mu.Lock()
-		rl.validUntil = start.Add(px - (px/100 + 2*time.Millisecond))
-		if rl.heldSince.IsZero() || start.After(rl.goneBy) {
+		r.mu.Lock()
+		r.validUntil = start.Add(px - (px/100 + 2*time.Millisecond))
+		if r.heldSince.IsZero() || start.After(r.goneBy) {
 			// Not held, or the hold expired on every node before this
 			// acquire began: a new hold, not a re-entrant one.
-			rl.heldSince = start
+			r.heldSince = start
 		}
-		rl.goneBy = start.Add(elapsed + px) // every node had answered by then
-		rl.mu.Unlock()
+		r.goneBy = start.Add(elapsed + px) // every node had answered by then
+		r.mu.Unlock()
 		return true, nil
 	}
-	rl.mu.Lock()
-	rl.heldSince = time.Time{} // a hold it had is lost: releaseAll ends what is left
-	rl.mu.Unlock()
-	rl.releaseAll(ctx)
+	r.mu.Lock()
+	r.heldSince = time.Time{} // a hold it had is lost: releaseAll ends what is left
+	r.mu.Unlock()
+	r.releaseAll(ctx)
 	if failed == 0 && acquired < quorum {
 		return false, nil // a majority answered: the lock is held elsewhere
 	}
@@ -159,36 +161,36 @@ func (rl *RedLock) acquire(ctx context.Context) (bool, error) {
 // Validity reports how long the lock stays valid: from the latest
 // successful acquire, on the monotonic clock, with the drift allowance
 // taken off. It is 0 when the lock is not held.
-func (rl *RedLock) Validity() time.Duration {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	return max(time.Until(rl.validUntil), 0)
+func (r *RedLock) Validity() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return max(time.Until(r.validUntil), 0)
 }
 
 // Release is ReleaseCtx with context.Background().
-func (rl *RedLock) Release() (bool, error) {
-	return rl.ReleaseCtx(context.Background())
+func (r *RedLock) Release() (bool, error) {
+	return r.ReleaseCtx(context.Background())
 }
 
 // ReleaseCtx releases on every node. It reports true when a majority of
 // nodes still held this lock's token and deleted it, and a *QuorumError
 // when failures kept it from hearing a majority.
-func (rl *RedLock) ReleaseCtx(ctx context.Context) (bool, error) {
-	rl.mu.Lock()
-	rl.validUntil = time.Time{}
-	began := rl.heldSince
-	rl.heldSince = time.Time{}
-	rl.mu.Unlock()
-	ok, err := rl.release(ctx)
+func (r *RedLock) ReleaseCtx(ctx context.Context) (bool, error) {
+	r.mu.Lock()
+	r.validUntil = time.Time{}
+	began := r.heldSince
+	r.heldSince = time.Time{}
+	r.mu.Unlock()
+	ok, err := r.release(ctx)
 	if err == nil {
-		observeRelease(rl.obs, began, ok)
+		observeRelease(r.obs, began, ok)
 	}
 	return ok, err
 }
 
 // release is ReleaseCtx unobserved.
-func (rl *RedLock) release(ctx context.Context) (bool, error) {
-	outcomes := rl.each(ctx, func(ctx context.Context, n *RedisLock) (bool, error) {
+func (r *RedLock) release(ctx context.Context) (bool, error) {
+	outcomes := r.each(ctx, func(ctx context.Context, n *RedisLock) (bool, error) {
 		return n.release(ctx)
 	})
 	released, failed := 0, 0
@@ -200,8 +202,8 @@ func (rl *RedLock) release(ctx context.Context) (bool, error) {
 			released++
 		}
 	}
-	quorum := len(rl.nodes)/2 + 1
-	if len(rl.nodes)-failed < quorum {
+	quorum := len(r.nodes)/2 + 1
+	if len(r.nodes)-failed < quorum {
 		return false, &QuorumError{Acquired: released, Needed: quorum, Nodes: outcomes}
 	}
 	return released >= quorum, nil
@@ -209,8 +211,8 @@ func (rl *RedLock) release(ctx context.Context) (bool, error) {
 
 // releaseAll releases on every node after a failed acquire, on a context
 // that ignores the caller's cancellation (the keys must not linger).
-func (rl *RedLock) releaseAll(ctx context.Context) {
-	rl.each(context.WithoutCancel(ctx), func(ctx context.Context, n *RedisLock) (bool, error) {
+func (r *RedLock) releaseAll(ctx context.Context) {
+	r.each(context.WithoutCancel(ctx), func(ctx context.Context, n *RedisLock) (bool, error) {
 		return n.release(ctx)
 	})
 }
@@ -220,24 +222,24 @@ func (rl *RedLock) releaseAll(ctx context.Context) {
 // context (go-redis ignores deadlines on a connection unless
 // ContextTimeoutEnabled is set): a node that has not answered by then
 // counts as failed, and its call finishes in the background.
-func (rl *RedLock) each(ctx context.Context, f func(context.Context, *RedisLock) (bool, error)) []NodeOutcome {
-	outcomes := make([]NodeOutcome, len(rl.nodes))
+func (r *RedLock) each(ctx context.Context, f func(context.Context, *RedisLock) (bool, error)) []NodeOutcome {
+	outcomes := make([]NodeOutcome, len(r.nodes))
 	for i := range outcomes {
-		outcomes[i] = NodeOutcome{Node: i, Err: fmt.Errorf("no answer within %v: %w", rl.nodeTimeout, context.DeadlineExceeded)}
+		outcomes[i] = NodeOutcome{Node: i, Err: fmt.Errorf("no answer within %v: %w", r.nodeTimeout, context.DeadlineExceeded)}
 	}
-	results := make(chan NodeOutcome, len(rl.nodes))
-	for i, n := range rl.nodes {
+	results := make(chan NodeOutcome, len(r.nodes))
+	for i, n := range r.nodes {
 		go func() {
-			nctx, cancel := context.WithTimeout(ctx, rl.nodeTimeout)
+			nctx, cancel := context.WithTimeout(ctx, r.nodeTimeout)
 			defer cancel()
 			ok, err := f(nctx, n)
 			results <- NodeOutcome{Node: i, OK: ok, Err: err}
 		}()
 	}
-	timer := time.NewTimer(rl.nodeTimeout)
+	timer := time.NewTimer(r.nodeTimeout)
 	defer timer.Stop()
-	answered := make([]bool, len(rl.nodes))
-	for range rl.nodes {
+	answered := make([]bool, len(r.nodes))
+	for range r.nodes {
 		select {
 		case o := <-results:
 			outcomes[o.Node], answered[o.Node] = o, true

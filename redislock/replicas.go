@@ -9,17 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	// ErrNotReplicated is returned by an acquire WithReplicaAcks when fewer
-	// replicas than asked acknowledged the write in time: the key was
-	// released again, and the lock is not held.
-	ErrNotReplicated = errors.New("redislock: acquisition not acknowledged by enough replicas")
-	// ErrReplicaAcksUnsupported is returned when WithReplicaAcks is used on
-	// a store that cannot send WAIT on the connection of the write (go-zero's
-	// cluster store, a Ring).
-	ErrReplicaAcksUnsupported = errors.New("redislock: WithReplicaAcks needs a node, Sentinel or go-redis cluster client, or go-zero's node store")
-)
-
 // WithReplicaAcks makes an acquisition count only once n replicas have
 // acknowledged it (WAIT n timeout, on the connection of the write), as
 // Redisson does by default. Without it, a master that dies right after
@@ -28,10 +17,12 @@ var (
 // the acquire returns ErrNotReplicated. It costs a round trip to a replica
 // on every fresh acquisition: use it on Sentinel or Cluster deployments
 // whose locks must survive a failover, and size n below the replica count
-// so one slow replica does not block every lock.
+// so one slow replica does not block every lock. RedisLock and RedLock take
+// it; Semaphore, MultiLock and RWLock refuse it (see Option).
 func WithReplicaAcks(n int, timeout time.Duration) Option {
 	return func(o *options) {
 		o.acks, o.acksTimeout = n, timeout
+		o.given |= optReplicaAcks
 	}
 }
 

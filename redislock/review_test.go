@@ -24,16 +24,16 @@ func TestReleaseWithoutPublishRights(t *testing.T) {
 	}
 	app := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "app", Password: "pw"})
 	t.Cleanup(func() { _ = app.Close() })
-	lock := redislock.NewWithClient(app, "zerolock-test:acl")
+	lock := redislock.New(app, "zerolock-test:acl")
 	lock.SetExpire(5)
 	mustAcquire(t, lock, true)
 	mustRelease(t, lock, true)
 	// A waiter under the same user cannot subscribe either: back-off gets it.
-	holder := redislock.NewWithClient(app, "zerolock-test:acl", redislock.WithExpiry(200*time.Millisecond), redislock.WithTolerance(0))
+	holder := redislock.New(app, "zerolock-test:acl", redislock.WithExpiry(200*time.Millisecond), redislock.WithTolerance(0))
 	mustAcquire(t, holder, true)
-	waiter := redislock.NewWithClient(app, "zerolock-test:acl")
+	waiter := redislock.New(app, "zerolock-test:acl")
 	waiter.SetExpire(5)
-	if ok, err := waiter.AcquireWait(5 * time.Second); !ok || err != nil {
+	if ok, err := waiter.AcquireWaitCtx(context.Background(), 5*time.Second); !ok || err != nil {
 		t.Fatalf("AcquireWait without channel rights = %v, %v", ok, err)
 	}
 	mustRelease(t, waiter, true)
@@ -49,7 +49,7 @@ func TestRingStore(t *testing.T) {
 	mustAcquire(t, holder, true)
 	waiter := redislock.New(ring, "zerolock-test:ring")
 	waiter.SetExpire(5)
-	if ok, err := waiter.AcquireWait(5 * time.Second); !ok || err != nil {
+	if ok, err := waiter.AcquireWaitCtx(context.Background(), 5*time.Second); !ok || err != nil {
 		t.Fatalf("AcquireWait on a Ring = %v, %v", ok, err)
 	}
 	mustRelease(t, waiter, true)
@@ -61,7 +61,7 @@ func TestRingStore(t *testing.T) {
 func TestWatchdogHungServer(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
-	lock := redislock.NewWithClient(client, "zerolock-test:hung", redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
+	lock := redislock.New(client, "zerolock-test:hung", redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 	mustAcquire(t, lock, true)
 	lockCtx := lock.Watch(context.Background(), zerolock.RenewEvery(100*time.Millisecond))
 	time.Sleep(250 * time.Millisecond)

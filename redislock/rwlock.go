@@ -18,26 +18,6 @@ import (
 )
 
 var (
-	// ErrOtherSideHeld is returned by RLockCtx (and RLockWaitCtx) when the
-	// same RWLock instance holds the write side, and by LockCtx (and
-	// LockWaitCtx) when it holds a read share: an instance holds one side
-	// at a time, and upgrading or downgrading in place is not offered
-	// (release one side, then take the other).
-	ErrOtherSideHeld = errors.New("redislock: this RWLock instance holds the other side")
-
-	// ErrNotRWLock is returned when the key of an RWLock, or one of the
-	// companion keys beside it (the readers' set, a waiting writer's
-	// intent, the fencing counter), holds a value of another type: a
-	// Semaphore's sorted set, say, or any other value under that name. The error names the key and the type it holds
-	// (WRONGTYPE). The scripts check the types before writing anything and
-	// report a mismatch instead of failing, so go-zero's circuit breaker,
-	// which counts every error reply, does not open for the whole store.
-	// (A RedisLock on the same key is no mismatch: it holds the key as a
-	// writer does.)
-	ErrNotRWLock = errors.New("redislock: key holds a value that is not a read-write lock")
-)
-
-var (
 	//go:embed rwlock_rlock.lua
 	rwRLockSource string
 	rwRLockScript = newScript(rwRLockSource)
@@ -116,7 +96,7 @@ type RWLock struct {
 	mu   sync.Mutex
 	side side // what this instance may hold, as Redis last answered
 
-	holdExpiry // the expiry SetExpire sets, and the tolerance
+	holdExpiry // the expiry SetExpiry sets, and the tolerance
 	keeper     // the watchdog of the side held
 }
 
@@ -135,8 +115,10 @@ const (
 // WithFencing makes write holds mint fencing tokens and read holds read
 // the latest one (give it to the readers and the writers of a key alike:
 // it keeps one never-expiring counter key per lock key, so leave it out
-// where nobody checks the tokens, for one RWLock per cache key, say);
-// WithReplicaAcks is ignored.
+// where nobody checks the tokens, for one RWLock per cache key, say).
+// WithReplicaAcks and WithNodeTimeout are refused: every acquire and
+// refresh of the lock returns an error wrapping ErrOptionNotApplicable
+// (see Option).
 func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -167,6 +149,7 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 		l.releaseArgs = l.releaseArgs[:1:1] // no channel: nothing announced
 	}
 	l.holdExpiry.init(o)
+	l.refused = o.refuse(rwLockRefuses, "an RWLock", strconv.Quote(key))
 	return l
 }
 
@@ -175,23 +158,11 @@ func (l *RWLock) Key() string {
 	return l.key
 }
 
-// SetExpire sets the expiry of both sides in whole seconds, as go-zero's
-// RedisLock does. It applies to the next acquire or refresh. A negative
-// value makes them return ErrInvalidExpiry.
-func (l *RWLock) SetExpire(seconds int) {
-	l.SetExpiry(time.Duration(seconds) * time.Second)
-}
-
 // SetExpiry sets the expiry of both sides with millisecond precision
 // (rounded up). It applies to the next acquire or refresh. A negative value
 // makes them return ErrInvalidExpiry.
 func (l *RWLock) SetExpiry(expiry time.Duration) {
 	l.expiry.Store(int64(expiry))
-}
-
-// RLock is RLockCtx with context.Background().
-func (l *RWLock) RLock() (bool, error) {
-	return l.RLockCtx(context.Background())
 }
 
 // RLockCtx tries once to take a read share. It reports true when this
@@ -218,11 +189,6 @@ func (l *RWLock) rlock(ctx context.Context) (bool, error) {
 		return l.tryRead(ctx, px, false)
 	})
 	return ok, err
-}
-
-// Lock is LockCtx with context.Background().
-func (l *RWLock) Lock() (bool, error) {
-	return l.LockCtx(context.Background())
 }
 
 // LockCtx tries once to take the write side. It reports true when this
@@ -438,11 +404,6 @@ func (l *RWLock) heldSide() side {
 	return l.side
 }
 
-// RUnlock is RUnlockCtx with context.Background().
-func (l *RWLock) RUnlock() (bool, error) {
-	return l.RUnlockCtx(context.Background())
-}
-
 // RUnlockCtx removes this instance's read share if it still holds one,
 // stopping the watchdog of a watched read hold; the last share's removal
 // wakes the waiters (unless WithoutWakeups). It reports false, with a nil
@@ -457,11 +418,6 @@ func (l *RWLock) RUnlockCtx(ctx context.Context) (bool, error) {
 	return l.release(ctx, "runlock", sideRead, func() *redis.Cmd {
 		return rwRUnlockScript.runOnce(ctx, l.store, l.proc, l.readerKeys, l.releaseArgs...)
 	})
-}
-
-// Unlock is UnlockCtx with context.Background().
-func (l *RWLock) Unlock() (bool, error) {
-	return l.UnlockCtx(context.Background())
 }
 
 // UnlockCtx deletes the key if this instance still holds the write side,
@@ -520,11 +476,6 @@ func (l *RWLock) releaseSide(ctx context.Context, op string, s side, send func()
 		return false, l.wrap(ctx, op, err)
 	}
 	return n == 1, nil
-}
-
-// Refresh is RefreshCtx with context.Background().
-func (l *RWLock) Refresh() (bool, error) {
-	return l.RefreshCtx(context.Background())
 }
 
 // RefreshCtx extends the side this instance holds (its read share or the

@@ -70,19 +70,19 @@ func TestRWLockClusterNoCrossSlot(t *testing.T) {
 			reader, writer := newRW(b, name, opts...), newRW(b, name, opts...)
 			steps := []struct {
 				what   string
-				call   func() (bool, error)
+				call   func(context.Context) (bool, error)
 				wantOK bool
 			}{
-				{"RLock", reader.RLock, true},
-				{"Refresh of the share", reader.Refresh, true},
-				{"LockWait(1ms) beside the reader", func() (bool, error) { return writer.LockWaitCtx(ctx, time.Millisecond) }, false},
-				{"RUnlock", reader.RUnlock, true},
-				{"Lock", writer.Lock, true},
-				{"Refresh of the write side", writer.Refresh, true},
-				{"Unlock", writer.Unlock, true},
+				{"RLock", reader.RLockCtx, true},
+				{"Refresh of the share", reader.RefreshCtx, true},
+				{"LockWait(1ms) beside the reader", func(ctx context.Context) (bool, error) { return writer.LockWaitCtx(ctx, time.Millisecond) }, false},
+				{"RUnlock", reader.RUnlockCtx, true},
+				{"Lock", writer.LockCtx, true},
+				{"Refresh of the write side", writer.RefreshCtx, true},
+				{"Unlock", writer.UnlockCtx, true},
 			}
 			for _, s := range steps {
-				if ok, err := s.call(); ok != s.wantOK || err != nil {
+				if ok, err := s.call(ctx); ok != s.wantOK || err != nil {
 					t.Fatalf("name %q: %s = %v, %v; want %v, nil", name, s.what, ok, err, s.wantOK)
 				}
 			}

@@ -225,12 +225,12 @@ func TestRWLockReaderShareExpires(t *testing.T) {
 		const expiry = 200 * time.Millisecond
 		short := newRW(b, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
 		long, writer := newRW(b, key), newRW(b, key)
-		ok, err := long.RLock()
+		ok, err := long.RLockCtx(context.Background())
 		rwWant(t, "long reader's RLock", ok, err, true)
 		readers := rwCompanion(key, "zerolock.readers")
 		longShare := admin.ZRange(ctx, readers, 0, -1).Val()
 		start := time.Now()
-		ok, err = short.RLock()
+		ok, err = short.RLockCtx(context.Background())
 		rwWant(t, "short reader's RLock", ok, err, true)
 		shares := admin.ZRangeWithScores(ctx, readers, 0, -1).Val()
 		if len(shares) != 2 || len(longShare) != 1 {
@@ -240,36 +240,36 @@ func TestRWLockReaderShareExpires(t *testing.T) {
 		if shares[0].Member == longShare[0] {
 			t.Fatalf("the long share %v expires first", shares)
 		}
-		ok, err = writer.Lock()
+		ok, err = writer.LockCtx(context.Background())
 		rwWant(t, "writer's Lock beside two readers", ok, err, false)
 
 		rwWaitFor(t, "the short share's expiry passed on the server's clock", func() bool {
 			return float64(rwServerMillis(t, admin)) > shortEnds
 		})
-		ok, err = short.Refresh()
+		ok, err = short.RefreshCtx(context.Background())
 		rwWant(t, "Refresh of the expired share", ok, err, false)
 		if d := time.Since(start); d < expiry-2*time.Millisecond {
 			t.Fatalf("the short share ended %v after its RLock, before its expiry %v", d, expiry)
 		}
-		ok, err = short.RUnlock()
+		ok, err = short.RUnlockCtx(context.Background())
 		rwWant(t, "RUnlock of the expired share", ok, err, false)
-		ok, err = writer.Lock()
+		ok, err = writer.LockCtx(context.Background())
 		rwWant(t, "writer's Lock beside the long reader", ok, err, false)
-		ok, err = long.Refresh()
+		ok, err = long.RefreshCtx(context.Background())
 		rwWant(t, "long reader's Refresh after the short share expired", ok, err, true)
-		ok, err = long.RUnlock()
+		ok, err = long.RUnlockCtx(context.Background())
 		rwWant(t, "long reader's RUnlock", ok, err, true)
-		ok, err = writer.Lock()
+		ok, err = writer.LockCtx(context.Background())
 		rwWant(t, "writer's Lock with no share left", ok, err, true)
-		ok, err = writer.Unlock()
+		ok, err = writer.UnlockCtx(context.Background())
 		rwWant(t, "writer's Unlock", ok, err, true)
 
 		// A writer behind a lone share that expires.
 		start = time.Now()
-		ok, err = short.RLock()
+		ok, err = short.RLockCtx(context.Background())
 		rwWant(t, "short reader's RLock again", ok, err, true)
 		rwWaitFor(t, "the writer got the lock behind an expiring share", func() bool {
-			ok, err := writer.Lock()
+			ok, err := writer.LockCtx(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -278,7 +278,7 @@ func TestRWLockReaderShareExpires(t *testing.T) {
 		if d := time.Since(start); d < expiry-2*time.Millisecond {
 			t.Fatalf("the writer got the lock %v after the share was taken, before its expiry %v", d, expiry)
 		}
-		ok, err = writer.Unlock()
+		ok, err = writer.UnlockCtx(context.Background())
 		rwWant(t, "writer's Unlock", ok, err, true)
 		if n := admin.Exists(ctx, readers).Val(); n != 0 {
 			t.Fatalf("the readers' set outlived its last share")
@@ -304,24 +304,24 @@ func checkRWWriterPreference(t *testing.T, b backend, admin redis.Cmdable, key s
 	r1, r2, r3, late := newRW(b, key), newRW(b, key), newRW(b, key, rwSlowBackoff), newRW(b, key)
 	writer := newRW(b, key, rwSlowBackoff)
 	for i, r := range []*redislock.RWLock{r1, r2} {
-		ok, err := r.RLock()
+		ok, err := r.RLockCtx(context.Background())
 		rwWant(t, fmt.Sprintf("reader %d's RLock", i+1), ok, err, true)
 	}
-	ok, err := writer.Lock()
+	ok, err := writer.LockCtx(context.Background())
 	rwWant(t, "a single LockCtx beside readers", ok, err, false)
-	ok, err = late.RLock()
+	ok, err = late.RLockCtx(context.Background())
 	rwWant(t, "a new reader after a single refused LockCtx", ok, err, true)
-	ok, err = late.RUnlock()
+	ok, err = late.RUnlockCtx(context.Background())
 	rwWant(t, "its RUnlock", ok, err, true)
 
 	wrote := rwInBackground(func() (bool, error) { return writer.LockWaitCtx(ctx, 30*time.Second) })
 	rwWaitFor(t, "a new reader is refused while the writer waits", func() bool {
-		ok, err := late.RLock()
+		ok, err := late.RLockCtx(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ok {
-			if ok, err := late.RUnlock(); !ok || err != nil {
+			if ok, err := late.RUnlockCtx(context.Background()); !ok || err != nil {
 				t.Fatalf("RUnlock = %v, %v", ok, err)
 			}
 		}
@@ -330,14 +330,14 @@ func checkRWWriterPreference(t *testing.T, b backend, admin redis.Cmdable, key s
 	if n := admin.Exists(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val(); n != 1 {
 		t.Fatal("no intent key while the writer waits")
 	}
-	ok, err = r1.RLock()
+	ok, err = r1.RLockCtx(context.Background())
 	rwWant(t, "a holding reader's re-entrant RLock while the writer waits", ok, err, true)
 
 	read := rwInBackground(func() (bool, error) { return r3.RLockWaitCtx(ctx, 30*time.Second) })
 	rwWaitFor(t, "the writer and a reader wait", func() bool { return redislock.HubWaiters(b.store(), key) == 2 })
-	ok, err = r1.RUnlock()
+	ok, err = r1.RUnlockCtx(context.Background())
 	rwWant(t, "reader 1's RUnlock", ok, err, true)
-	ok, err = r2.RUnlock()
+	ok, err = r2.RUnlockCtx(context.Background())
 	rwWant(t, "reader 2's RUnlock", ok, err, true)
 	released := time.Now()
 	rwWokenWithin(t, "the waiting writer", wrote, released)
@@ -349,10 +349,10 @@ func checkRWWriterPreference(t *testing.T, b backend, admin redis.Cmdable, key s
 	if n := admin.Exists(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val(); n != 0 {
 		t.Fatal("the writer's intent outlived its acquire")
 	}
-	ok, err = writer.Unlock()
+	ok, err = writer.UnlockCtx(context.Background())
 	rwWant(t, "writer's Unlock", ok, err, true)
 	rwWokenWithin(t, "the waiting reader", read, time.Now())
-	ok, err = r3.RUnlock()
+	ok, err = r3.RUnlockCtx(context.Background())
 	rwWant(t, "the woken reader's RUnlock", ok, err, true)
 }
 
@@ -372,12 +372,12 @@ func checkRWWokenWaiters(t *testing.T, b backend, _ redis.Cmdable, key string) {
 	ctx := context.Background()
 	w1, w2 := newRW(b, key), newRW(b, key, rwSlowBackoff)
 	r1, r2 := newRW(b, key, rwSlowBackoff), newRW(b, key, rwSlowBackoff)
-	ok, err := w1.Lock()
+	ok, err := w1.LockCtx(context.Background())
 	rwWant(t, "writer's Lock", ok, err, true)
 	read1 := rwInBackground(func() (bool, error) { return r1.RLockWaitCtx(ctx, 30*time.Second) })
 	read2 := rwInBackground(func() (bool, error) { return r2.RLockWaitCtx(ctx, 30*time.Second) })
 	rwWaitFor(t, "both readers wait", func() bool { return redislock.HubWaiters(b.store(), key) == 2 })
-	ok, err = w1.Unlock()
+	ok, err = w1.UnlockCtx(context.Background())
 	rwWant(t, "writer's Unlock", ok, err, true)
 	released := time.Now()
 	rwWokenWithin(t, "reader 1", read1, released)
@@ -385,17 +385,17 @@ func checkRWWokenWaiters(t *testing.T, b backend, _ redis.Cmdable, key string) {
 
 	wrote := rwInBackground(func() (bool, error) { return w2.LockWaitCtx(ctx, 30*time.Second) })
 	rwWaitFor(t, "the writer waits", func() bool { return redislock.HubWaiters(b.store(), key) == 1 })
-	ok, err = r1.RUnlock()
+	ok, err = r1.RUnlockCtx(context.Background())
 	rwWant(t, "reader 1's RUnlock", ok, err, true)
 	select {
 	case r := <-wrote:
 		t.Fatalf("the writer got %v, %v while reader 2 holds", r.ok, r.err)
 	default:
 	}
-	ok, err = r2.RUnlock()
+	ok, err = r2.RUnlockCtx(context.Background())
 	rwWant(t, "reader 2's RUnlock", ok, err, true)
 	rwWokenWithin(t, "the waiting writer", wrote, time.Now())
-	ok, err = w2.Unlock()
+	ok, err = w2.UnlockCtx(context.Background())
 	rwWant(t, "the woken writer's Unlock", ok, err, true)
 }
 
@@ -414,7 +414,7 @@ func checkRWWriterGivesUp(t *testing.T, b backend, admin redis.Cmdable, key stri
 	ctx := context.Background()
 	r1, r2, probe := newRW(b, key), newRW(b, key, rwSlowBackoff), newRW(b, key)
 	writer := newRW(b, key, rwSlowBackoff)
-	ok, err := r1.RLock()
+	ok, err := r1.RLockCtx(context.Background())
 	rwWant(t, "reader 1's RLock", ok, err, true)
 	gate := make(chan struct{})
 	wrote := rwInBackground(func() (bool, error) {
@@ -423,12 +423,12 @@ func checkRWWriterGivesUp(t *testing.T, b backend, admin redis.Cmdable, key stri
 		return writer.LockWaitCtx(waitCtx, 30*time.Second)
 	})
 	rwWaitFor(t, "the writer's intent holds readers back", func() bool {
-		ok, err := probe.RLock()
+		ok, err := probe.RLockCtx(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ok {
-			_, _ = probe.RUnlock()
+			_, _ = probe.RUnlockCtx(context.Background())
 		}
 		return !ok
 	})
@@ -443,7 +443,7 @@ func checkRWWriterGivesUp(t *testing.T, b backend, admin redis.Cmdable, key stri
 	if n := admin.Exists(ctx, rwCompanion(key, "zerolock.writer-waiting")).Val(); n != 0 {
 		t.Fatal("the writer's intent outlived its wait")
 	}
-	ok, err = probe.RLock()
+	ok, err = probe.RLockCtx(context.Background())
 	rwWant(t, "a new reader after the writer gave up", ok, err, true)
 
 	// A wait limit, as a cancelled context, leaves nothing behind.
@@ -453,7 +453,7 @@ func checkRWWriterGivesUp(t *testing.T, b backend, admin redis.Cmdable, key stri
 		t.Fatal("the writer's intent outlived its wait limit")
 	}
 	for _, l := range []*redislock.RWLock{r1, r2, probe} {
-		ok, err := l.RUnlock()
+		ok, err := l.RUnlockCtx(context.Background())
 		rwWant(t, "RUnlock", ok, err, true)
 	}
 }
@@ -465,42 +465,42 @@ func TestRWLockReleaseByNonHolder(t *testing.T) {
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
 		ctx := context.Background()
 		reader, writer, other := newRW(b, key), newRW(b, key), newRW(b, key)
-		ok, err := other.RUnlock()
+		ok, err := other.RUnlockCtx(context.Background())
 		rwWant(t, "RUnlock of a free lock", ok, err, false)
-		ok, err = other.Unlock()
+		ok, err = other.UnlockCtx(context.Background())
 		rwWant(t, "Unlock of a free lock", ok, err, false)
 
-		ok, err = writer.Lock()
+		ok, err = writer.LockCtx(context.Background())
 		rwWant(t, "writer's Lock", ok, err, true)
-		ok, err = other.Unlock()
+		ok, err = other.UnlockCtx(context.Background())
 		rwWant(t, "Unlock by a non-holder while a writer holds", ok, err, false)
-		ok, err = other.RUnlock()
+		ok, err = other.RUnlockCtx(context.Background())
 		rwWant(t, "RUnlock by a non-holder while a writer holds", ok, err, false)
-		ok, err = writer.RUnlock()
+		ok, err = writer.RUnlockCtx(context.Background())
 		rwWant(t, "RUnlock by the writer (it holds no share)", ok, err, false)
-		ok, err = reader.RLock()
+		ok, err = reader.RLockCtx(context.Background())
 		rwWant(t, "RLock while the writer holds", ok, err, false)
-		ok, err = reader.RUnlock()
+		ok, err = reader.RUnlockCtx(context.Background())
 		rwWant(t, "RUnlock by a refused reader", ok, err, false)
-		ok, err = other.Lock()
+		ok, err = other.LockCtx(context.Background())
 		rwWant(t, "Lock while the writer still holds", ok, err, false)
-		ok, err = writer.Unlock()
+		ok, err = writer.UnlockCtx(context.Background())
 		rwWant(t, "writer's Unlock", ok, err, true)
-		ok, err = writer.Unlock()
+		ok, err = writer.UnlockCtx(context.Background())
 		rwWant(t, "writer's second Unlock", ok, err, false)
 
-		ok, err = reader.RLock()
+		ok, err = reader.RLockCtx(context.Background())
 		rwWant(t, "reader's RLock", ok, err, true)
-		ok, err = other.RUnlock()
+		ok, err = other.RUnlockCtx(context.Background())
 		rwWant(t, "RUnlock by a non-holder while a reader holds", ok, err, false)
-		ok, err = reader.Unlock()
+		ok, err = reader.UnlockCtx(context.Background())
 		rwWant(t, "Unlock by the reader (it holds no write)", ok, err, false)
 		if n := admin.ZCard(ctx, rwCompanion(key, "zerolock.readers")).Val(); n != 1 {
 			t.Fatalf("%d shares after the non-holders' releases, want the reader's", n)
 		}
-		ok, err = reader.RUnlock()
+		ok, err = reader.RUnlockCtx(context.Background())
 		rwWant(t, "reader's RUnlock", ok, err, true)
-		ok, err = reader.RUnlock()
+		ok, err = reader.RUnlockCtx(context.Background())
 		rwWant(t, "reader's second RUnlock", ok, err, false)
 	})
 }
@@ -512,28 +512,28 @@ func TestRWLockOtherSideHeld(t *testing.T) {
 	eachBackend(t, srv, func(t *testing.T, b backend, _ *redis.Client, key string) {
 		ctx := context.Background()
 		l := newRW(b, key)
-		ok, err := l.Lock()
+		ok, err := l.LockCtx(context.Background())
 		rwWant(t, "Lock", ok, err, true)
-		if ok, err := l.RLock(); ok || !errors.Is(err, redislock.ErrOtherSideHeld) {
+		if ok, err := l.RLockCtx(context.Background()); ok || !errors.Is(err, redislock.ErrOtherSideHeld) {
 			t.Fatalf("RLock while holding the write side = %v, %v; want ErrOtherSideHeld", ok, err)
 		}
 		if ok, err := l.RLockWaitCtx(ctx, time.Second); ok || !errors.Is(err, redislock.ErrOtherSideHeld) {
 			t.Fatalf("RLockWait while holding the write side = %v, %v; want ErrOtherSideHeld", ok, err)
 		}
-		ok, err = l.Unlock()
+		ok, err = l.UnlockCtx(context.Background())
 		rwWant(t, "Unlock, still held", ok, err, true)
 
-		ok, err = l.RLock()
+		ok, err = l.RLockCtx(context.Background())
 		rwWant(t, "RLock", ok, err, true)
-		if ok, err := l.Lock(); ok || !errors.Is(err, redislock.ErrOtherSideHeld) {
+		if ok, err := l.LockCtx(context.Background()); ok || !errors.Is(err, redislock.ErrOtherSideHeld) {
 			t.Fatalf("Lock while holding a read share = %v, %v; want ErrOtherSideHeld", ok, err)
 		}
 		if ok, err := l.LockWaitCtx(ctx, time.Second); ok || !errors.Is(err, redislock.ErrOtherSideHeld) {
 			t.Fatalf("LockWait while holding a read share = %v, %v; want ErrOtherSideHeld", ok, err)
 		}
-		ok, err = newRW(b, key).RLock()
+		ok, err = newRW(b, key).RLockCtx(context.Background())
 		rwWant(t, "another reader (the refused Lock left no intent)", ok, err, true)
-		ok, err = l.RUnlock()
+		ok, err = l.RUnlockCtx(context.Background())
 		rwWant(t, "RUnlock, still held", ok, err, true)
 	})
 }
@@ -563,18 +563,18 @@ func checkRWNoFence(t *testing.T, b backend, admin redis.Cmdable, key string) {
 	r, w := newRW(b, key), newRW(b, key)
 	for _, s := range []struct {
 		what string
-		call func() (bool, error)
+		call func(context.Context) (bool, error)
 		l    *redislock.RWLock
 	}{
-		{"Lock", w.Lock, w},
-		{"re-entrant Lock", w.Lock, w},
-		{"Unlock", w.Unlock, nil},
-		{"LockWait", func() (bool, error) { return w.LockWaitCtx(ctx, time.Second) }, w},
-		{"Unlock", w.Unlock, nil},
-		{"RLock", r.RLock, r},
-		{"RUnlock", r.RUnlock, nil},
+		{"Lock", w.LockCtx, w},
+		{"re-entrant Lock", w.LockCtx, w},
+		{"Unlock", w.UnlockCtx, nil},
+		{"LockWait", func(ctx context.Context) (bool, error) { return w.LockWaitCtx(ctx, time.Second) }, w},
+		{"Unlock", w.UnlockCtx, nil},
+		{"RLock", r.RLockCtx, r},
+		{"RUnlock", r.RUnlockCtx, nil},
 	} {
-		ok, err := s.call()
+		ok, err := s.call(ctx)
 		rwWant(t, s.what+" without WithFencing", ok, err, true)
 		if s.l != nil && s.l.Fence() != 0 {
 			t.Fatalf("Fence after %s without WithFencing = %d, want 0", s.what, s.l.Fence())
@@ -594,18 +594,18 @@ func checkRWNoFence(t *testing.T, b backend, admin redis.Cmdable, key string) {
 	if n := admin.Exists(ctx, counter).Val(); n != 1 {
 		t.Fatalf("no counter %q after a RedisLock WithFencing", counter)
 	}
-	ok, err := w.Lock()
+	ok, err := w.LockCtx(context.Background())
 	rwWant(t, "Lock beside a counter", ok, err, true)
 	if f := w.Fence(); f != 0 {
 		t.Fatalf("Fence of a writer without WithFencing beside a counter = %d, want 0", f)
 	}
-	_, _ = w.Unlock()
-	ok, err = r.RLock()
+	_, _ = w.UnlockCtx(context.Background())
+	ok, err = r.RLockCtx(context.Background())
 	rwWant(t, "RLock beside a counter", ok, err, true)
 	if f := r.Fence(); f != 0 {
 		t.Fatalf("Fence of a reader without WithFencing beside a counter = %d, want 0", f)
 	}
-	_, _ = r.RUnlock()
+	_, _ = r.RUnlockCtx(context.Background())
 	if v := admin.Get(ctx, counter).Val(); v != "1" {
 		t.Fatalf("counter = %q after RWLocks without WithFencing, want the RedisLock's 1 untouched", v)
 	}
@@ -619,51 +619,51 @@ func checkRWFence(t *testing.T, b backend, admin redis.Cmdable, key string) {
 		t.Fatal(err)
 	}
 	r, w1, w2 := newRW(b, key, redislock.WithFencing()), newRW(b, key, redislock.WithFencing()), newRW(b, key, redislock.WithFencing())
-	ok, err := r.RLock()
+	ok, err := r.RLockCtx(context.Background())
 	rwWant(t, "reader's RLock before any writer", ok, err, true)
 	if f := r.Fence(); f != 0 {
 		t.Fatalf("reader's Fence before any writer = %d, want 0", f)
 	}
-	_, _ = r.RUnlock()
+	_, _ = r.RUnlockCtx(context.Background())
 
-	ok, err = w1.Lock()
+	ok, err = w1.LockCtx(context.Background())
 	rwWant(t, "writer 1's Lock", ok, err, true)
 	f1 := w1.Fence()
-	ok, err = w1.Lock()
+	ok, err = w1.LockCtx(context.Background())
 	rwWant(t, "writer 1's re-entrant Lock", ok, err, true)
 	if f := w1.Fence(); f != f1 || f1 < 1 {
 		t.Fatalf("writer 1's Fence %d, after its re-entrant Lock %d; want one token >= 1", f1, f)
 	}
-	_, _ = w1.Unlock()
-	ok, err = r.RLock()
+	_, _ = w1.UnlockCtx(context.Background())
+	ok, err = r.RLockCtx(context.Background())
 	rwWant(t, "reader's RLock after writer 1", ok, err, true)
 	if f := r.Fence(); f != f1 {
 		t.Fatalf("reader's Fence after writer 1 (%d) = %d", f1, f)
 	}
-	_, _ = r.RUnlock()
+	_, _ = r.RUnlockCtx(context.Background())
 
-	ok, err = w2.Lock()
+	ok, err = w2.LockCtx(context.Background())
 	rwWant(t, "writer 2's Lock", ok, err, true)
 	f2 := w2.Fence()
-	_, _ = w2.Unlock()
+	_, _ = w2.UnlockCtx(context.Background())
 	plain := b.newLock(key, redislock.WithFencing())
 	plain.SetExpire(30)
 	mustAcquire(t, plain, true)
 	f3 := plain.Fence()
 	mustRelease(t, plain, true)
-	ok, err = w1.Lock()
+	ok, err = w1.LockCtx(context.Background())
 	rwWant(t, "writer 1's Lock again", ok, err, true)
 	f4 := w1.Fence()
-	_, _ = w1.Unlock()
+	_, _ = w1.UnlockCtx(context.Background())
 	if f2 != f1+1 || f3 != f2+1 || f4 != f3+1 {
 		t.Fatalf("tokens %d, %d, %d (RedisLock WithFencing), %d; want each one more", f1, f2, f3, f4)
 	}
-	ok, err = r.RLock()
+	ok, err = r.RLockCtx(context.Background())
 	rwWant(t, "reader's RLock after the last writer", ok, err, true)
 	if f := r.Fence(); f != f4 {
 		t.Fatalf("reader's Fence after writers up to %d = %d", f4, f)
 	}
-	_, _ = r.RUnlock()
+	_, _ = r.RUnlockCtx(context.Background())
 }
 
 // TestRWLockWatch: a watched share and a watched write hold outlive their
@@ -684,25 +684,25 @@ func checkRWWatch(t *testing.T, b backend, admin redis.Cmdable, key string) {
 	short := []redislock.Option{redislock.WithExpiry(expiry), redislock.WithTolerance(0)}
 	for _, c := range []struct {
 		side    string
-		acquire func(*redislock.RWLock) (bool, error)
-		release func(*redislock.RWLock) (bool, error)
+		acquire func(*redislock.RWLock, context.Context) (bool, error)
+		release func(*redislock.RWLock, context.Context) (bool, error)
 		loss    func() int64 // deletes the hold
 	}{
-		{"read", (*redislock.RWLock).RLock, (*redislock.RWLock).RUnlock,
+		{"read", (*redislock.RWLock).RLockCtx, (*redislock.RWLock).RUnlockCtx,
 			func() int64 { return admin.Del(ctx, rwCompanion(key, "zerolock.readers")).Val() }},
-		{"write", (*redislock.RWLock).Lock, (*redislock.RWLock).Unlock,
+		{"write", (*redislock.RWLock).LockCtx, (*redislock.RWLock).UnlockCtx,
 			func() int64 { return admin.Del(ctx, key).Val() }},
 	} {
 		l, probe := newRW(b, key, short...), newRW(b, key)
 		if cause := context.Cause(l.Watch(ctx)); !errors.Is(cause, zerolock.ErrLockLost) {
 			t.Fatalf("Watch of an instance holding neither side: cause %v, want ErrLockLost", cause)
 		}
-		ok, err := c.acquire(l)
+		ok, err := c.acquire(l, ctx)
 		rwWant(t, c.side+" acquire", ok, err, true)
 		lockCtx := l.Watch(ctx, zerolock.RenewEvery(expiry/5))
 		start := time.Now()
 		for time.Since(start) < 2*expiry {
-			if ok, err := probe.Lock(); ok || err != nil {
+			if ok, err := probe.LockCtx(context.Background()); ok || err != nil {
 				t.Fatalf("%s: another writer's Lock beside the watched hold = %v, %v", c.side, ok, err)
 			}
 			time.Sleep(20 * time.Millisecond) // let the expiry pass: only renewals keep the hold
@@ -710,13 +710,13 @@ func checkRWWatch(t *testing.T, b backend, admin redis.Cmdable, key string) {
 		if lockCtx.Err() != nil {
 			t.Fatalf("%s: Watch ended while held: %v", c.side, context.Cause(lockCtx))
 		}
-		ok, err = c.release(l)
+		ok, err = c.release(l, ctx)
 		rwWant(t, c.side+" release of the watched hold", ok, err, true)
 		if cause := context.Cause(lockCtx); !errors.Is(cause, zerolock.ErrReleased) {
 			t.Fatalf("%s: cause after the release = %v, want ErrReleased", c.side, cause)
 		}
 
-		ok, err = c.acquire(l)
+		ok, err = c.acquire(l, ctx)
 		rwWant(t, c.side+" acquire again", ok, err, true)
 		lockCtx = l.Watch(ctx, zerolock.RenewEvery(expiry/5))
 		if n := c.loss(); n != 1 {
@@ -730,7 +730,7 @@ func checkRWWatch(t *testing.T, b backend, admin redis.Cmdable, key string) {
 		if cause := context.Cause(lockCtx); !errors.Is(cause, zerolock.ErrLockLost) {
 			t.Fatalf("%s: cause after the hold was deleted = %v, want ErrLockLost", c.side, cause)
 		}
-		ok, err = c.release(l)
+		ok, err = c.release(l, ctx)
 		rwWant(t, c.side+" release of a lost hold", ok, err, false)
 	}
 }
@@ -744,11 +744,11 @@ func TestRWLockRefresh(t *testing.T) {
 		ctx := context.Background()
 		const expiry = 2 * time.Second
 		l := newRW(b, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
-		ok, err := l.Refresh()
+		ok, err := l.RefreshCtx(context.Background())
 		rwWant(t, "Refresh of an instance that never held", ok, err, false)
 
 		readers := rwCompanion(key, "zerolock.readers")
-		ok, err = l.RLock()
+		ok, err = l.RLockCtx(context.Background())
 		rwWant(t, "RLock", ok, err, true)
 		member := admin.ZRange(ctx, readers, 0, -1).Val()
 		if len(member) != 1 {
@@ -772,7 +772,7 @@ func TestRWLockRefresh(t *testing.T) {
 			t.Fatal("Refresh re-created a deleted share")
 		}
 
-		ok, err = l.Lock()
+		ok, err = l.LockCtx(context.Background())
 		rwWant(t, "Lock", ok, err, true)
 		admin.PExpire(ctx, key, 100*time.Millisecond)
 		ok, err = l.RefreshCtx(ctx)
@@ -780,7 +780,7 @@ func TestRWLockRefresh(t *testing.T) {
 		if pttl := admin.PTTL(ctx, key).Val(); pttl <= time.Second || pttl > expiry {
 			t.Fatalf("key's PTTL after Refresh %v, want the %v expiry again", pttl, expiry)
 		}
-		ok, err = l.Unlock()
+		ok, err = l.UnlockCtx(context.Background())
 		rwWant(t, "Unlock", ok, err, true)
 		ok, err = l.RefreshCtx(ctx)
 		rwWant(t, "RefreshCtx after Unlock", ok, err, false)
@@ -796,7 +796,7 @@ func TestRWLockBadArguments(t *testing.T) {
 	srv := redistest.Start(t)
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
 		bad := newRW(b, key)
-		bad.SetExpire(-1)
+		bad.SetExpiry(-1 * time.Second)
 		cancelled, cancel := context.WithCancel(context.Background())
 		cancel()
 		good := newRW(b, key)
@@ -846,21 +846,21 @@ func TestRWLockWakeupsPublished(t *testing.T) {
 			unlock int64 // publishes per Unlock and last RUnlock
 		}{{"default", nil, 1}, {"WithoutWakeups", []redislock.Option{redislock.WithoutWakeups()}, 0}} {
 			r1, r2, w := newRW(b, key, c.opts...), newRW(b, key, c.opts...), newRW(b, key, c.opts...)
-			published := func(what string, wantN int64, call func() (bool, error)) {
+			published := func(what string, wantN int64, call func(context.Context) (bool, error)) {
 				t.Helper()
 				before := redistest.Calls(t, admin, "spublish", "publish")
-				ok, err := call()
+				ok, err := call(context.Background())
 				rwWant(t, c.name+": "+what, ok, err, true)
 				if n := redistest.Calls(t, admin, "spublish", "publish") - before; n != wantN {
 					t.Errorf("%s: %s published %d times, want %d", c.name, what, n, wantN)
 				}
 			}
-			published("Lock", 0, w.Lock)
-			published("Unlock", c.unlock, w.Unlock)
-			published("RLock 1", 0, r1.RLock)
-			published("RLock 2", 0, r2.RLock)
-			published("RUnlock of one of two shares", 0, r1.RUnlock)
-			published("RUnlock of the last share", c.unlock, r2.RUnlock)
+			published("Lock", 0, w.LockCtx)
+			published("Unlock", c.unlock, w.UnlockCtx)
+			published("RLock 1", 0, r1.RLockCtx)
+			published("RLock 2", 0, r2.RLockCtx)
+			published("RUnlock of one of two shares", 0, r1.RUnlockCtx)
+			published("RUnlock of the last share", c.unlock, r2.RUnlockCtx)
 		}
 	})
 }
@@ -903,22 +903,22 @@ func TestRWLockWrongType(t *testing.T) {
 			l := newRW(b, key, c.opts...)
 			for _, call := range []struct {
 				what string
-				call func() (bool, error)
+				call func(context.Context) (bool, error)
 			}{
-				{"RLock", l.RLock},
-				{"Lock", l.Lock},
-				{"RLockWait", func() (bool, error) { return l.RLockWaitCtx(ctx, 100*time.Millisecond) }},
-				{"LockWait", func() (bool, error) { return l.LockWaitCtx(ctx, 100*time.Millisecond) }},
+				{"RLock", l.RLockCtx},
+				{"Lock", l.LockCtx},
+				{"RLockWait", func(ctx context.Context) (bool, error) { return l.RLockWaitCtx(ctx, 100*time.Millisecond) }},
+				{"LockWait", func(ctx context.Context) (bool, error) { return l.LockWaitCtx(ctx, 100*time.Millisecond) }},
 			} {
-				ok, err := call.call()
+				ok, err := call.call(ctx)
 				wantNotRWLock(c.name+": "+call.what, c.wrong, ok, err)
 			}
 			switch c.name {
 			case "key":
-				ok, err := l.Unlock()
+				ok, err := l.UnlockCtx(context.Background())
 				wantNotRWLock("Unlock", c.wrong, ok, err)
 			case "readers":
-				ok, err := l.RUnlock()
+				ok, err := l.RUnlockCtx(context.Background())
 				wantNotRWLock("RUnlock", c.wrong, ok, err)
 			}
 			if kind := admin.Type(ctx, c.wrong).Val(); kind != c.kind {
@@ -934,13 +934,13 @@ func TestRWLockWrongType(t *testing.T) {
 
 		// A share whose set was replaced: its renewal and release report it.
 		l := newRW(b, key)
-		ok, err := l.RLock()
+		ok, err := l.RLockCtx(context.Background())
 		rwWant(t, "RLock", ok, err, true)
 		admin.Del(ctx, readers)
 		admin.Set(ctx, readers, "v", 0)
-		ok, err = l.Refresh()
+		ok, err = l.RefreshCtx(context.Background())
 		wantNotRWLock("Refresh of a share", readers, ok, err)
-		ok, err = l.RUnlock()
+		ok, err = l.RUnlockCtx(context.Background())
 		wantNotRWLock("RUnlock of a share", readers, ok, err)
 		admin.Del(ctx, readers)
 
@@ -948,9 +948,9 @@ func TestRWLockWrongType(t *testing.T) {
 			t.Errorf("the server answered WRONGTYPE, which go-zero's breaker counts:\n%s", errs)
 		}
 		for i := range 5 { // go-zero's breaker still lets calls through
-			ok, err := l.Lock()
+			ok, err := l.LockCtx(context.Background())
 			rwWant(t, fmt.Sprintf("Lock %d after the reports", i), ok, err, true)
-			ok, err = l.Unlock()
+			ok, err = l.UnlockCtx(context.Background())
 			rwWant(t, fmt.Sprintf("Unlock %d after the reports", i), ok, err, true)
 		}
 	})
@@ -961,7 +961,7 @@ func TestRWLockWrongType(t *testing.T) {
 func TestRWLockWaitErrorsNamed(t *testing.T) {
 	eachBackend(t, redistest.Start(t), func(t *testing.T, b backend, _ *redis.Client, key string) {
 		holder, waiter := newRW(b, key), newRW(b, key)
-		ok, err := holder.Lock()
+		ok, err := holder.LockCtx(context.Background())
 		rwWant(t, "Lock", ok, err, true)
 		for _, c := range []struct {
 			op   string
@@ -975,7 +975,7 @@ func TestRWLockWaitErrorsNamed(t *testing.T) {
 				t.Errorf("%s wait past its context = %v, %v; want context.DeadlineExceeded named %q", c.op, ok, err, want)
 			}
 		}
-		ok, err = holder.Unlock()
+		ok, err = holder.UnlockCtx(context.Background())
 		rwWant(t, "Unlock", ok, err, true)
 	})
 }
@@ -1011,8 +1011,8 @@ func TestRWLockRing(t *testing.T) {
 		readers, intent := companion(key, "zerolock.readers"), companion(key, "zerolock.writer-waiting")
 		reader, probe := redislock.NewRWLock(ring, key), redislock.NewRWLock(ring, key)
 		writer := redislock.NewRWLock(ring, key, redislock.WithExpiry(30*time.Second))
-		reader.SetExpire(30)
-		ok, err := reader.RLock()
+		reader.SetExpiry(30 * time.Second)
+		ok, err := reader.RLockCtx(context.Background())
 		rwWant(t, key+": RLock", ok, err, true)
 		if on := exists(readers); len(on) != 1 {
 			t.Fatalf("%s: the readers' set %q is on shards %v, want one", key, readers, on)
@@ -1020,18 +1020,18 @@ func TestRWLockRing(t *testing.T) {
 		if ring.Exists(ctx, readers).Val() == 0 {
 			elsewhere++ // the Ring places the set itself on the other shard
 		}
-		ok, err = reader.Refresh()
+		ok, err = reader.RefreshCtx(context.Background())
 		rwWant(t, key+": Refresh of the share", ok, err, true)
 
 		waitCtx, cancel := context.WithCancel(ctx)
 		wrote := rwInBackground(func() (bool, error) { return writer.LockWaitCtx(waitCtx, 0) })
 		rwWaitFor(t, key+": the writer's intent holds readers back", func() bool {
-			ok, err := probe.RLock()
+			ok, err := probe.RLockCtx(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ok {
-				_, _ = probe.RUnlock()
+				_, _ = probe.RUnlockCtx(context.Background())
 			}
 			return !ok
 		})
@@ -1043,14 +1043,14 @@ func TestRWLockRing(t *testing.T) {
 			t.Fatalf("%s: the intent outlived the writer's wait, on shards %v", key, on)
 		}
 
-		ok, err = reader.RUnlock()
+		ok, err = reader.RUnlockCtx(context.Background())
 		rwWant(t, key+": RUnlock of the share", ok, err, true)
 		if on := exists(readers); len(on) != 0 {
 			t.Fatalf("%s: the readers' set outlived its last share, on shards %v", key, on)
 		}
-		ok, err = writer.Lock()
+		ok, err = writer.LockCtx(context.Background())
 		rwWant(t, key+": Lock after the reader left", ok, err, true)
-		ok, err = writer.Unlock()
+		ok, err = writer.UnlockCtx(context.Background())
 		rwWant(t, key+": Unlock", ok, err, true)
 	}
 	if elsewhere == 0 {
@@ -1068,15 +1068,15 @@ func TestRWLockBesideRedisLock(t *testing.T) {
 		plain.SetExpire(30)
 		mustAcquire(t, plain, true)
 		l := newRW(b, key)
-		ok, err := l.Lock()
+		ok, err := l.LockCtx(context.Background())
 		rwWant(t, "Lock while a RedisLock holds the key", ok, err, false)
-		ok, err = l.RLock()
+		ok, err = l.RLockCtx(context.Background())
 		rwWant(t, "RLock while a RedisLock holds the key", ok, err, false)
 		mustRelease(t, plain, true)
-		ok, err = l.Lock()
+		ok, err = l.LockCtx(context.Background())
 		rwWant(t, "Lock after the RedisLock released", ok, err, true)
 		mustAcquire(t, plain, false)
-		_, _ = l.Unlock()
+		_, _ = l.UnlockCtx(context.Background())
 	})
 }
 
@@ -1110,11 +1110,11 @@ func TestRWLockChildHolder(t *testing.T) {
 		os.Exit(1)
 	}
 	l := redislock.NewRWLock(store, os.Getenv("KEY"), redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
-	acquire := l.Lock
+	acquire := l.LockCtx
 	if s == "read" {
-		acquire = l.RLock
+		acquire = l.RLockCtx
 	}
-	if ok, err := acquire(); !ok || err != nil {
+	if ok, err := acquire(context.Background()); !ok || err != nil {
 		fmt.Printf("failed %v %v\n", ok, err)
 		os.Exit(1)
 	}
@@ -1169,18 +1169,18 @@ func TestRWLockKilledHolder(t *testing.T) {
 				ok, err := writer.LockWaitCtx(ctx, 10*time.Second)
 				rwWant(t, "LockWaitCtx behind the dead reader", ok, err, true)
 				got = time.Now()
-				_, _ = writer.Unlock()
+				_, _ = writer.UnlockCtx(context.Background())
 			} else {
 				reader := redislock.NewRWLock(redislock.GoZeroStore(newGoZeroStore(t, srv)), key, redislock.WithExpiry(30*time.Second))
 				rwWaitFor(t, "a reader got in behind the dead writer", func() bool {
-					ok, err := reader.RLock()
+					ok, err := reader.RLockCtx(context.Background())
 					if err != nil {
 						t.Fatal(err)
 					}
 					got = time.Now()
 					return ok
 				})
-				_, _ = reader.RUnlock()
+				_, _ = reader.RUnlockCtx(context.Background())
 			}
 			if got.Before(expiresAt.Add(-5 * time.Millisecond)) {
 				t.Fatalf("the %s side was taken %v before the dead holder's expiry", c.side, expiresAt.Sub(got))
@@ -1224,16 +1224,16 @@ func TestRWLockKilledWaitingWriter(t *testing.T) {
 	key := "zerolock-test:" + t.Name()
 	b := backends(t, srv)[1] // go-redis
 	holder, probe := newRW(b, key), newRW(b, key)
-	ok, err := holder.RLock()
+	ok, err := holder.RLockCtx(context.Background())
 	rwWant(t, "reader's RLock", ok, err, true)
 	p := startRWChild(t, "waiting", rwChildEnv+"=wait", "REDIS_ADDR="+srv.Addr(), "KEY="+key)
 	rwWaitFor(t, "the waiting writer's intent holds readers back", func() bool {
-		ok, err := probe.RLock()
+		ok, err := probe.RLockCtx(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ok {
-			_, _ = probe.RUnlock()
+			_, _ = probe.RUnlockCtx(context.Background())
 		}
 		return !ok
 	})
@@ -1244,7 +1244,7 @@ func TestRWLockKilledWaitingWriter(t *testing.T) {
 		t.Fatalf("the dead writer's intent has PTTL %v, want in (0, 1s]", intent)
 	}
 	rwWaitFor(t, "a reader got in after the dead writer's intent expired", func() bool {
-		ok, err := probe.RLock()
+		ok, err := probe.RLockCtx(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1256,7 +1256,7 @@ func TestRWLockKilledWaitingWriter(t *testing.T) {
 	t.Logf("readers held back %v after the waiting writer was killed (intent PTTL %v at the kill)",
 		time.Since(killed).Round(time.Millisecond), intent)
 	for _, l := range []*redislock.RWLock{holder, probe} {
-		ok, err := l.RUnlock()
+		ok, err := l.RUnlockCtx(context.Background())
 		rwWant(t, "RUnlock", ok, err, true)
 	}
 }

@@ -8,11 +8,6 @@ import (
 	"github.com/zerolock/zerolock"
 )
 
-// RLockWait is RLockWaitCtx with context.Background().
-func (l *RWLock) RLockWait(wait time.Duration) (bool, error) {
-	return l.RLockWaitCtx(context.Background(), wait)
-}
-
 // RLockWaitCtx waits up to wait (no limit when wait <= 0, then only ctx
 // bounds it) for a read share and returns true as soon as it holds one. It
 // returns false, with a nil error, when the wait limit passed first; an
@@ -44,11 +39,6 @@ func (l *RWLock) rlockWait(ctx context.Context, wait time.Duration) (bool, error
 		}
 		return l.tryRead(ctx, px, true)
 	})
-}
-
-// LockWait is LockWaitCtx with context.Background().
-func (l *RWLock) LockWait(wait time.Duration) (bool, error) {
-	return l.LockWaitCtx(context.Background(), wait)
 }
 
 // LockWaitCtx waits up to wait (no limit when wait <= 0, then only ctx

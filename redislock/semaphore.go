@@ -16,20 +16,6 @@ import (
 )
 
 var (
-	// ErrInvalidPermits is returned by NewSemaphore (and a StoreBackend's
-	// NewSemaphore) when permits is less than 1.
-	ErrInvalidPermits = errors.New("redislock: permits must be at least 1")
-
-	// ErrNotSemaphore is returned when a semaphore's key holds something
-	// other than a semaphore: a RedisLock or any other value under the same
-	// name. The error names the type the key holds (WRONGTYPE); the scripts
-	// report it instead of failing, so go-zero's circuit breaker, which
-	// counts every error reply, does not open for the whole store. It is
-	// also a zerolock.ErrMisconfigured.
-	ErrNotSemaphore = misconfigured("redislock: key holds a value that is not a semaphore")
-)
-
-var (
 	//go:embed semaphore_acquire.lua
 	semaphoreAcquireSource string
 	semaphoreAcquireScript = newScript(semaphoreAcquireSource)
@@ -74,7 +60,7 @@ type Semaphore struct {
 
 	state holdState
 
-	holdExpiry // the expiry SetExpire sets, and the tolerance
+	holdExpiry // the expiry SetExpiry sets, and the tolerance
 	keeper     // the watchdog and when the permit was taken
 }
 
@@ -92,13 +78,13 @@ var (
 // *redis.FailoverClient). It does no I/O. It returns ErrInvalidPermits
 // when permits is less than 1.
 //
-// The expiry works as a RedisLock's: WithExpiry or SetExpire/SetExpiry,
+// The expiry works as a RedisLock's: WithExpiry or SetExpiry,
 // plus WithTolerance (500 ms by default) added to what Redis is sent.
 // WithBackoff, WithoutWakeups and WithDeadlineGuard apply as they do to a
-// RedisLock; WithFencing has no effect on a Semaphore (its holders share
-// the key, so no token orders them), and WithReplicaAcks is refused with
-// ErrReplicaAcksUnsupported: a permit is not made to survive a failover.
-// The scripts read the server's clock (TIME), so the server must be
+// RedisLock. WithFencing (its holders share the key, so no token orders
+// them), WithReplicaAcks (a permit is not made to survive a failover) and
+// WithNodeTimeout are refused with an error wrapping
+// ErrOptionNotApplicable (see Option). The scripts read the server's clock (TIME), so the server must be
 // Redis 5 or later.
 //
 // Every acquire compares the permits live at that moment with its own
@@ -122,8 +108,8 @@ func newSemaphore(store Store, key string, permits int, o options) (*Semaphore, 
 	if permits < 1 {
 		return nil, fmt.Errorf("%w: %d for %q", ErrInvalidPermits, permits, key)
 	}
-	if o.acks > 0 {
-		return nil, fmt.Errorf("%w: not with a semaphore (%q); drop WithReplicaAcks from the options of its store", ErrReplicaAcksUnsupported, key)
+	if err := o.refuse(semaphoreRefuses, "a Semaphore", strconv.Quote(key)); err != nil {
+		return nil, err
 	}
 	token := newToken()
 	s := &Semaphore{
@@ -156,23 +142,11 @@ func (s *Semaphore) Permits() int {
 	return s.permits
 }
 
-// SetExpire sets the expiry of a permit in whole seconds, as RedisLock's
-// SetExpire does. It applies to the next acquire or renewal. A negative
-// value makes AcquireCtx return ErrInvalidExpiry.
-func (s *Semaphore) SetExpire(seconds int) {
-	s.SetExpiry(time.Duration(seconds) * time.Second)
-}
-
 // SetExpiry sets the expiry of a permit with millisecond precision
 // (rounded up to whole milliseconds). It applies to the next acquire or
 // renewal. A negative value makes AcquireCtx return ErrInvalidExpiry.
 func (s *Semaphore) SetExpiry(expiry time.Duration) {
 	s.expiry.Store(int64(expiry))
-}
-
-// Acquire is AcquireCtx with context.Background().
-func (s *Semaphore) Acquire() (bool, error) {
-	return s.AcquireCtx(context.Background())
 }
 
 // AcquireCtx tries once to take a permit. It reports true when this
@@ -247,11 +221,6 @@ func (s *Semaphore) try(ctx context.Context, px time.Duration) (bool, time.Durat
 	return ok, retryIn, err
 }
 
-// Release is ReleaseCtx with context.Background().
-func (s *Semaphore) Release() (bool, error) {
-	return s.ReleaseCtx(context.Background())
-}
-
 // ReleaseCtx frees this instance's permit, and only it, stops its
 // watchdog, and wakes one waiter of each process waiting on the key
 // (unless WithoutWakeups). It reports false, with a nil error, when this
@@ -301,11 +270,6 @@ func (s *Semaphore) release(ctx context.Context) (bool, error) {
 		return false, s.wrap(ctx, "release", semaphoreReplyError(reply))
 	}
 	return n == 1, nil
-}
-
-// Refresh is RefreshCtx with context.Background().
-func (s *Semaphore) Refresh() (bool, error) {
-	return s.RefreshCtx(context.Background())
 }
 
 // RefreshCtx extends this instance's permit to the semaphore's expiry

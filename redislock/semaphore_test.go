@@ -35,7 +35,7 @@ func newSemaphore(t *testing.T, b backend, key string, permits int, opts ...redi
 // mustTakePermit fails the test unless s.Acquire() reports want, nil.
 func mustTakePermit(t *testing.T, s *redislock.Semaphore, want bool, who string) {
 	t.Helper()
-	if ok, err := s.Acquire(); ok != want || err != nil {
+	if ok, err := s.AcquireCtx(context.Background()); ok != want || err != nil {
 		t.Fatalf("%s: Acquire() = %v, %v; want %v, nil", who, ok, err, want)
 	}
 }
@@ -43,7 +43,7 @@ func mustTakePermit(t *testing.T, s *redislock.Semaphore, want bool, who string)
 // mustFreePermit fails the test unless s.Release() reports want, nil.
 func mustFreePermit(t *testing.T, s *redislock.Semaphore, want bool, who string) {
 	t.Helper()
-	if ok, err := s.Release(); ok != want || err != nil {
+	if ok, err := s.ReleaseCtx(context.Background()); ok != want || err != nil {
 		t.Fatalf("%s: Release() = %v, %v; want %v, nil", who, ok, err, want)
 	}
 }
@@ -57,13 +57,13 @@ func mustHolders(t *testing.T, s *redislock.Semaphore, want int) {
 }
 
 // TestSemaphoreBadArguments: permits below 1 are ErrInvalidPermits, from
-// NewSemaphore and from a StoreBackend; a negative or empty expiry is
+// NewSemaphore and from a NewBackend; a negative or empty expiry is
 // ErrInvalidExpiry from every call that sends one. No server is needed:
 // each is refused before any I/O.
 func TestSemaphoreBadArguments(t *testing.T) {
 	store := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	t.Cleanup(func() { _ = store.Close() })
-	backend := redislock.StoreBackend(store).(zerolock.SemaphoreBackend)
+	backend := redislock.NewBackend(store).(zerolock.SemaphoreBackend)
 	for _, permits := range []int{0, -1, -100} {
 		s, err := redislock.NewSemaphore(store, "zerolock-test:bad", permits)
 		if !errors.Is(err, redislock.ErrInvalidPermits) || s != nil {
@@ -71,7 +71,7 @@ func TestSemaphoreBadArguments(t *testing.T) {
 		}
 		l, err := backend.NewSemaphore("zerolock-test:bad", permits, zerolock.LockerOptions{Expiry: time.Second})
 		if !errors.Is(err, redislock.ErrInvalidPermits) || l != nil {
-			t.Errorf("StoreBackend NewSemaphore(permits %d) = %v, %v; want nil, ErrInvalidPermits", permits, l, err)
+			t.Errorf("NewBackend NewSemaphore(permits %d) = %v, %v; want nil, ErrInvalidPermits", permits, l, err)
 		}
 	}
 	for _, tc := range []struct {
@@ -137,7 +137,7 @@ func checkNeverMoreThanN(t *testing.T, b backend) {
 				if w%2 == 0 {
 					ok, err = s.AcquireWaitCtx(context.Background(), 5*time.Second)
 				} else {
-					ok, err = s.Acquire()
+					ok, err = s.AcquireCtx(context.Background())
 				}
 				if err != nil {
 					t.Errorf("worker %d: acquire: %v", w, err)
@@ -155,7 +155,7 @@ func checkNeverMoreThanN(t *testing.T, b backend) {
 				}
 				time.Sleep(time.Millisecond) // the hold: lets the others in beside it
 				inside.Add(-1)
-				if ok, err := s.Release(); !ok || err != nil {
+				if ok, err := s.ReleaseCtx(context.Background()); !ok || err != nil {
 					t.Errorf("worker %d: Release() = %v, %v; want true, nil", w, ok, err)
 					return
 				}
@@ -210,11 +210,11 @@ func checkOwnExpiry(t *testing.T, b backend) {
 		time.Sleep(10 * time.Millisecond) // poll until the permit expires
 	}
 	for _, s := range []*redislock.Semaphore{long1, long2} {
-		if ok, err := s.Refresh(); !ok || err != nil {
+		if ok, err := s.RefreshCtx(context.Background()); !ok || err != nil {
 			t.Fatalf("Refresh() of a long permit beside an expired one = %v, %v; want true", ok, err)
 		}
 	}
-	if ok, err := short.Refresh(); ok || err != nil {
+	if ok, err := short.RefreshCtx(context.Background()); ok || err != nil {
 		t.Fatalf("Refresh() of the expired permit = %v, %v; want false, nil", ok, err)
 	}
 	mustTakePermit(t, newcomer, true, "newcomer after the short permit expired")
@@ -299,7 +299,7 @@ func checkKilledHolder(t *testing.T, b backend, addrs string) {
 		t.Fatalf("waiter got a permit %v before the killed holder's expired", expires.Sub(got))
 	}
 	t.Logf("waiter got the killed holder's permit %v after it expired", got.Sub(expires).Round(time.Millisecond))
-	if ok, err := mine.Refresh(); !ok || err != nil {
+	if ok, err := mine.RefreshCtx(context.Background()); !ok || err != nil {
 		t.Fatalf("parent's Refresh() after the child's permit expired = %v, %v; want true", ok, err)
 	}
 	mustFreePermit(t, waiter, true, "waiter")
@@ -334,7 +334,7 @@ func TestSemaphoreHolderChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.Acquire(); !ok || err != nil {
+	if ok, err := s.AcquireCtx(context.Background()); !ok || err != nil {
 		fmt.Printf("failed %v %v\n", ok, err)
 		os.Exit(1)
 	}
@@ -429,7 +429,7 @@ func TestSemaphoreReleaseByNonHolder(t *testing.T) {
 		mustFreePermit(t, never, false, "never acquired")
 		mustFreePermit(t, refused, false, "refused")
 		mustHolders(t, holder, 1)
-		if ok, err := holder.Refresh(); !ok || err != nil {
+		if ok, err := holder.RefreshCtx(context.Background()); !ok || err != nil {
 			t.Fatalf("holder's Refresh() after the non-holders' releases = %v, %v; want true", ok, err)
 		}
 		mustTakePermit(t, refused, false, "refused again: the holder's permit must survive")
@@ -468,7 +468,7 @@ func TestSemaphoreRefresh(t *testing.T) {
 			t.Fatal("RefreshCtx re-created a lost permit")
 		}
 		never := newSemaphore(t, b, key, 2, redislock.WithExpiry(time.Second))
-		if ok, err := never.Refresh(); ok || err != nil {
+		if ok, err := never.RefreshCtx(context.Background()); ok || err != nil {
 			t.Fatalf("Refresh of an instance that never acquired = %v, %v; want false, nil", ok, err)
 		}
 		mustHolders(t, never, 0)
@@ -543,7 +543,7 @@ func TestSemaphorePermitsChange(t *testing.T) {
 		mustHolders(t, lowered, 3)
 		for _, s := range []*redislock.Semaphore{a1, a2, raised} {
 			mustTakePermit(t, s, true, "a holder again (re-entrant) beside the lowered limit")
-			if ok, err := s.Refresh(); !ok || err != nil {
+			if ok, err := s.RefreshCtx(context.Background()); !ok || err != nil {
 				t.Fatalf("Refresh() of a holder beside the lowered limit = %v, %v; want true", ok, err)
 			}
 		}
@@ -626,7 +626,7 @@ func TestSemaphoreWrongType(t *testing.T) {
 	})
 }
 
-// TestSemaphoreBackend: a StoreBackend is a zerolock.SemaphoreBackend
+// TestSemaphoreBackend: a NewBackend is a zerolock.SemaphoreBackend
 // whose semaphores take LockerOptions' expiry exactly (no tolerance) and
 // announce releases unless the backend was made WithoutWakeups.
 func TestSemaphoreBackend(t *testing.T) {
@@ -641,9 +641,9 @@ func TestSemaphoreBackend(t *testing.T) {
 			{"default", nil, 1},
 			{"WithoutWakeups", []redislock.Option{redislock.WithoutWakeups()}, 0},
 		} {
-			backend, ok := redislock.StoreBackend(b.store(), tc.opts...).(zerolock.SemaphoreBackend)
+			backend, ok := redislock.NewBackend(b.store(), tc.opts...).(zerolock.SemaphoreBackend)
 			if !ok {
-				t.Fatal("StoreBackend is not a zerolock.SemaphoreBackend")
+				t.Fatal("NewBackend is not a zerolock.SemaphoreBackend")
 			}
 			l, err := backend.NewSemaphore(key, 2, zerolock.LockerOptions{Expiry: 3 * time.Second})
 			if err != nil {
@@ -675,9 +675,9 @@ func TestSemaphoreRefusesReplicaAcks(t *testing.T) {
 	if !errors.Is(err, redislock.ErrReplicaAcksUnsupported) {
 		t.Fatalf("NewSemaphore(WithReplicaAcks) = %v; want ErrReplicaAcksUnsupported", err)
 	}
-	_, err = redislock.StoreBackend(client, redislock.WithReplicaAcks(1, time.Second)).(zerolock.SemaphoreBackend).
+	_, err = redislock.NewBackend(client, redislock.WithReplicaAcks(1, time.Second)).(zerolock.SemaphoreBackend).
 		NewSemaphore("sem", 2, zerolock.LockerOptions{Expiry: time.Second})
 	if !errors.Is(err, redislock.ErrReplicaAcksUnsupported) {
-		t.Fatalf("StoreBackend(WithReplicaAcks).NewSemaphore = %v; want ErrReplicaAcksUnsupported", err)
+		t.Fatalf("NewBackend(WithReplicaAcks).NewSemaphore = %v; want ErrReplicaAcksUnsupported", err)
 	}
 }

@@ -5,11 +5,6 @@ import (
 	"time"
 )
 
-// AcquireWait is AcquireWaitCtx with context.Background().
-func (s *Semaphore) AcquireWait(wait time.Duration) (bool, error) {
-	return s.AcquireWaitCtx(context.Background(), wait)
-}
-
 // AcquireWaitCtx waits up to wait (no limit when wait <= 0, then only ctx
 // bounds it) for a permit and returns true as soon as it holds one. It
 // returns false, with a nil error, when the wait limit passed first; an

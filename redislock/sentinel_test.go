@@ -17,13 +17,13 @@ func TestSentinelFailover(t *testing.T) {
 	d := redistest.StartSentinel(t)
 	client := d.Client(t)
 	const key = "zerolock-test:sentinel"
-	held := redislock.NewWithClient(client, key, redislock.WithReplicaAcks(1, time.Second))
+	held := redislock.New(client, key, redislock.WithReplicaAcks(1, time.Second))
 	held.SetExpire(30)
 	mustAcquire(t, held, true)
 
 	d.Master.Kill()
 	killed := time.Now()
-	contender := redislock.NewWithClient(client, key)
+	contender := redislock.New(client, key)
 	contender.SetExpire(5)
 	var recovered time.Duration
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -55,7 +55,7 @@ func TestSentinelFailover(t *testing.T) {
 func TestReplicaAcksMissing(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
-	lock := redislock.NewWithClient(client, "zerolock-test:acks", redislock.WithReplicaAcks(1, 100*time.Millisecond))
+	lock := redislock.New(client, "zerolock-test:acks", redislock.WithReplicaAcks(1, 100*time.Millisecond))
 	lock.SetExpire(5)
 	ok, err := lock.Acquire()
 	if ok || !errors.Is(err, redislock.ErrNotReplicated) {

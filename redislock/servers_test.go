@@ -20,7 +20,7 @@ func defaultGoZeroStore(srv *redistest.Server) *zredis.Redis {
 	return zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true})
 }
 
-// TestConformanceOnServers runs the conformance suite on StoreBackend on
+// TestConformanceOnServers runs the conformance suite on NewBackend on
 // Valkey 9 and Redis 8, over a go-redis client and over go-zero's store
 // with its default configuration (identity on), as
 // TestConformanceRedisNode and TestConformanceRedisNodeGoZero do on the
@@ -32,12 +32,12 @@ func TestConformanceOnServers(t *testing.T) {
 		t.Logf("on %s", srv.Version())
 		t.Run("go-redis", func(t *testing.T) {
 			t.Parallel()
-			backend := redislock.StoreBackend(srv.Client(t))
+			backend := redislock.NewBackend(srv.Client(t))
 			locktest.Run(t, func(*testing.T) zerolock.Backend { return backend }, storeOptions)
 		})
 		t.Run("go-zero", func(t *testing.T) {
 			t.Parallel()
-			backend := redislock.StoreBackend(redislock.GoZeroStore(defaultGoZeroStore(srv)))
+			backend := redislock.NewBackend(redislock.GoZeroStore(defaultGoZeroStore(srv)))
 			locktest.Run(t, func(*testing.T) zerolock.Backend { return backend }, storeOptions)
 		})
 	}, redistest.NewFlavours()...)

@@ -25,17 +25,14 @@ func defaultWaitOptions() waitOptions {
 // default is 10 ms doubling to 500 ms, jittered, and never longer than the
 // holder's remaining time.
 // Bounds below a millisecond are raised to one, so a waiter never spins
-// against Redis.
+// against Redis. A RedLock, which has no waiting acquire, refuses it (see
+// Option).
 func WithBackoff(lo, hi time.Duration) Option {
 	return func(o *options) {
 		lo = max(lo, time.Millisecond)
 		o.wait = waitOptions{minBackoff: lo, maxBackoff: max(hi, lo)}
+		o.given |= optBackoff
 	}
-}
-
-// AcquireWait is AcquireWaitCtx with context.Background().
-func (rl *RedisLock) AcquireWait(wait time.Duration) (bool, error) {
-	return rl.AcquireWaitCtx(context.Background(), wait)
 }
 
 // AcquireWaitCtx waits up to wait (no limit when wait <= 0, then only ctx

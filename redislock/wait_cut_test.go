@@ -84,8 +84,8 @@ func TestWaitLimitCutsAWinningTry(t *testing.T) {
 		held func(key string) bool
 	}{
 		{"mutex", func(key string) (waiter, waiter) {
-			return redislock.NewWithClient(admin, key, redislock.WithExpiry(100*time.Millisecond), redislock.WithTolerance(0)),
-				redislock.NewWithClient(client, key, redislock.WithDeadlineGuard(), redislock.WithExpiry(30*time.Second))
+			return redislock.New(admin, key, redislock.WithExpiry(100*time.Millisecond), redislock.WithTolerance(0)),
+				redislock.New(client, key, redislock.WithDeadlineGuard(), redislock.WithExpiry(30*time.Second))
 		}, func(key string) bool {
 			n, err := admin.Exists(context.Background(), key).Result()
 			return err == nil && n == 1

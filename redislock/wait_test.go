@@ -73,7 +73,7 @@ func TestWaiterGetsExpiredLock(t *testing.T) {
 		mustAcquire(t, holder, true)
 		waiter := b.newLock(key, redislock.WithBackoff(5*time.Second, 5*time.Second))
 		waiter.SetExpire(5)
-		ok, err := waiter.AcquireWait(5 * time.Second)
+		ok, err := waiter.AcquireWaitCtx(context.Background(), 5*time.Second)
 		elapsed := time.Since(start)
 		if !ok || err != nil {
 			t.Fatalf("AcquireWait() = %v, %v", ok, err)
@@ -98,7 +98,7 @@ func TestWaitLimitAndContext(t *testing.T) {
 		waiter.SetExpire(10)
 
 		start := time.Now()
-		ok, err := waiter.AcquireWait(150 * time.Millisecond)
+		ok, err := waiter.AcquireWaitCtx(context.Background(), 150*time.Millisecond)
 		if ok || err != nil {
 			t.Fatalf("AcquireWait past its limit = %v, %v; want false, nil", ok, err)
 		}
@@ -138,7 +138,7 @@ func TestWaitersShareOneSubscription(t *testing.T) {
 				defer wg.Done()
 				lock := b.newLock(key)
 				lock.SetExpire(10)
-				ok, err := lock.AcquireWait(30 * time.Second)
+				ok, err := lock.AcquireWaitCtx(context.Background(), 30*time.Second)
 				if !ok || err != nil {
 					t.Errorf("AcquireWait() = %v, %v", ok, err)
 					return

@@ -86,7 +86,7 @@ func exclusionChild(client *redis.Client) int {
 			if callTimeout > 0 {
 				opts = append(opts, redislock.WithDeadlineGuard())
 			}
-			lock := redislock.NewWithClient(client, key, opts...)
+			lock := redislock.New(client, key, opts...)
 			for time.Now().Before(deadline) && (target == 0 || acquired.Load() < target) {
 				ok, err := bounded(func(ctx context.Context) (bool, error) { return lock.AcquireWaitCtx(ctx, time.Second) })
 				if err != nil {
@@ -126,7 +126,7 @@ func exclusionChild(client *redis.Client) int {
 // holderChild takes the lock (2 s, watched when WATCH=1), prints "held",
 // and waits to be killed.
 func holderChild(client *redis.Client) int {
-	lock := redislock.NewWithClient(client, os.Getenv("KEY"),
+	lock := redislock.New(client, os.Getenv("KEY"),
 		redislock.WithExpiry(2*time.Second), redislock.WithTolerance(0))
 	ok, err := lock.Acquire()
 	if !ok || err != nil {

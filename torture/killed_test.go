@@ -42,7 +42,7 @@ func TestHolderKilled(t *testing.T) {
 				t.Fatalf("watch=%s: the lock was gone at the kill (PTTL %v)", watch, ttl)
 			}
 			expires := killed.Add(ttl)
-			lock := redislock.NewWithClient(client, key)
+			lock := redislock.New(client, key)
 			lock.SetExpire(5)
 			for {
 				ok, err := lock.Acquire()

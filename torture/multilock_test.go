@@ -195,7 +195,7 @@ func multiHolderChild(client *redis.Client) int {
 		fmt.Printf("failed %v\n", err)
 		return 1
 	}
-	if ok, err := m.Acquire(); !ok || err != nil {
+	if ok, err := m.AcquireCtx(context.Background()); !ok || err != nil {
 		fmt.Printf("failed %v %v\n", ok, err)
 		return 1
 	}
@@ -262,7 +262,7 @@ func TestMultiLockHolderKilled(t *testing.T) {
 			t.Fatal(err)
 		}
 		for {
-			ok, err := m.Acquire()
+			ok, err := m.AcquireCtx(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +282,7 @@ func TestMultiLockHolderKilled(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		if ok, err := m.Release(); !ok || err != nil {
+		if ok, err := m.ReleaseCtx(context.Background()); !ok || err != nil {
 			t.Errorf("%s: Release() = %v, %v", d.name, ok, err)
 		}
 	}

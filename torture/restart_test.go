@@ -24,7 +24,7 @@ func TestRestartWithoutPersistence(t *testing.T) {
 	srv := redistest.Start(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = client.Close() })
-	before := redislock.NewWithClient(client, "torture:restart:held")
+	before := redislock.New(client, "torture:restart:held")
 	before.SetExpire(60)
 	if ok, err := before.Acquire(); !ok || err != nil {
 		t.Fatalf("Acquire() before the crash = %v, %v", ok, err)
@@ -43,7 +43,7 @@ func TestRestartWithoutPersistence(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lock := redislock.NewWithClient(client, "torture:restart:work", redislock.WithExpiry(2*time.Second))
+			lock := redislock.New(client, "torture:restart:work", redislock.WithExpiry(2*time.Second))
 			for time.Now().Before(stop) {
 				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 				ok, err := lock.AcquireCtx(ctx)
@@ -92,7 +92,7 @@ func TestRestartWithoutPersistence(t *testing.T) {
 	if ok, err := before.Release(); ok || err != nil {
 		t.Errorf("Release() of a lock taken before the crash = %v, %v; want false, nil (the lock is gone)", ok, err)
 	}
-	other := redislock.NewWithClient(client, "torture:restart:held")
+	other := redislock.New(client, "torture:restart:held")
 	other.SetExpire(5)
 	if ok, err := other.Acquire(); !ok || err != nil {
 		t.Errorf("another holder after the restart = %v, %v; want true", ok, err)

@@ -47,7 +47,7 @@ func (g *Guard) CheckLimit() error {
 	if !ok {
 		return fmt.Errorf("%w: limit mode needs a lock backend that makes semaphores (%T cannot: "+
 			"Redlock, etcd and ZooKeeper backends cannot); use a Redis store backend "+
-			"(a go-zero store or go-redis client, redislock.StoreBackend)", ErrBadPolicy, g.Backend)
+			"(a go-zero store or go-redis client, redislock.NewBackend)", ErrBadPolicy, g.Backend)
 	}
 	sem, err := sb.NewSemaphore(checkName, 1, zerolock.LockerOptions{Expiry: time.Second, Name: checkName})
 	if err != nil {

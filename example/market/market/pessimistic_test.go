@@ -28,7 +28,7 @@ func TestPessimisticLockTimeout(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := snapshot(t, client, keys, "ann", "bob")
-			holder := redislock.NewWithClient(client, keys.Lock(tc.lock), redislock.WithExpiry(time.Minute))
+			holder := redislock.New(client, keys.Lock(tc.lock), redislock.WithExpiry(time.Minute))
 			if ok, err := holder.AcquireCtx(ctx); !ok || err != nil {
 				t.Fatalf("take the lock: %v, %v", ok, err)
 			}
@@ -58,7 +58,7 @@ func TestPessimisticWaitsForRelease(t *testing.T) {
 	if err := m.List(ctx, "ann", "lamp", 300); err != nil {
 		t.Fatal(err)
 	}
-	holder := redislock.NewWithClient(client, keys.Lock("item:lamp"), redislock.WithExpiry(time.Minute))
+	holder := redislock.New(client, keys.Lock("item:lamp"), redislock.WithExpiry(time.Minute))
 	if ok, err := holder.AcquireCtx(ctx); !ok || err != nil {
 		t.Fatalf("take the lock: %v, %v", ok, err)
 	}
@@ -111,7 +111,7 @@ func TestPessimisticHoldsNothingWhileWaiting(t *testing.T) {
 	if err := m.List(ctx, "ann", "lamp", 300); err != nil {
 		t.Fatal(err)
 	}
-	buyer := redislock.NewWithClient(client, keys.Lock("user:bob"), redislock.WithExpiry(time.Minute))
+	buyer := redislock.New(client, keys.Lock("user:bob"), redislock.WithExpiry(time.Minute))
 	if ok, err := buyer.AcquireCtx(ctx); !ok || err != nil {
 		t.Fatalf("take the buyer's lock: %v, %v", ok, err)
 	}
@@ -127,7 +127,7 @@ func TestPessimisticHoldsNothingWhileWaiting(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	item := redislock.NewWithClient(client, keys.Lock("item:lamp"), redislock.WithExpiry(time.Minute))
+	item := redislock.New(client, keys.Lock("item:lamp"), redislock.WithExpiry(time.Minute))
 	if ok, err := item.AcquireCtx(ctx); !ok || err != nil {
 		t.Fatalf("the item's lock while Buy waits for the buyer's: %v, %v; want it free", ok, err)
 	}
