@@ -67,6 +67,8 @@ func TestImportDirections(t *testing.T) {
 		module + "/redislock":   {module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/guard", module + "/internal/keyspec"},
 		module + "/middleware":  {module + "/interceptor"},
 		module + "/interceptor": {module + "/middleware"},
+		// observe's backend-facing side is a leaf like observe.
+		module + "/observe/lockobs": {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/", module + "/observe"},
 	}
 	for _, p := range libraryPackages(t) {
 		for _, dep := range p.Deps {
