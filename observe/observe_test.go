@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.uber.org/goleak"
 
 	"github.com/zerolock/zerolock/internal/testing/obstest"
@@ -20,13 +18,11 @@ func TestMain(m *testing.M) {
 // TestSwitches: with SetMetrics(false) and SetTracing(false), a lock's
 // acquire is neither counted nor traced, even under a recording span.
 func TestSwitches(t *testing.T) {
-	name := obstest.LockName(t, "observe") // turns go-zero's Prometheus on
+	redis := obstest.Backend{Label: "redis", Prefix: "observe"}
+	name := redis.LockName(t) // turns go-zero's Prometheus on
 	in := lockobs.For("redis", "mutex", name)
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(rec))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	ctx, request := tp.Tracer("test").Start(context.Background(), "request")
-	before := obstest.Counts(t, "redis", name)
+	ctx, request, rec := obstest.Recording(t, context.Background())
+	before := redis.Counts(t, name)
 
 	observe.SetMetrics(false)
 	observe.SetTracing(false)
@@ -35,7 +31,7 @@ func TestSwitches(t *testing.T) {
 	a.End(lockobs.Acquired, 0, nil)
 	request.End()
 
-	obstest.WantDelta(t, "acquisitions with metrics off", before, obstest.Counts(t, "redis", name), map[string]float64{"acquired": 0})
+	obstest.WantDelta(t, "acquisitions with metrics off", before, redis.Counts(t, name), map[string]float64{"acquired": 0})
 	if n := len(rec.Ended()); n != 1 {
 		t.Errorf("%d spans with tracing off; want the request span only", n)
 	}

@@ -7,12 +7,14 @@ import (
 
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/zerolock/zerolock/internal/testing/obstest"
 )
 
 func TestAcquireMetricsAndSpans(t *testing.T) {
 	const name = "TestAcquireMetricsAndSpans"
 	in := For("redis", "mutex", name)
-	ctx, request, rec := recording(t)
+	ctx, request, rec := obstest.Recording(t, context.Background())
 	// Deltas: the registry is the process's, and -count runs a test again.
 	before := outcomeCounts(in)
 	waits := samples(t, in.wait)

@@ -1,16 +1,19 @@
 package lockobs
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/zerolock/zerolock/internal/testing/obstest"
 )
 
 func TestWatchEvents(t *testing.T) {
 	const name = "TestWatchEvents"
 	in := For("redis", "mutex", name)
-	ctx, request, rec := recording(t)
+	ctx, request, rec := obstest.Recording(t, context.Background())
 	read := func() map[string]float64 {
 		return map[string]float64{
 			"renewals":      testutil.ToFloat64(in.renewals),

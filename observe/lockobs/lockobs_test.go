@@ -9,26 +9,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	zprom "github.com/zeromicro/go-zero/core/prometheus"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	oteltrace "go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
+
+	"github.com/zerolock/zerolock/internal/testing/obstest"
 )
 
 func TestMain(m *testing.M) {
 	zprom.Enable() // as go-zero's DevServer does
 	goleak.VerifyTestMain(m)
-}
-
-// recording returns a context under a recording "request" span and the
-// recorder of the spans that end.
-func recording(t *testing.T) (context.Context, oteltrace.Span, *tracetest.SpanRecorder) {
-	t.Helper()
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(rec))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	ctx, span := tp.Tracer("test").Start(context.Background(), "request")
-	return ctx, span, rec
 }
 
 // outcomeCounts reads in's acquisitions by outcome.
@@ -104,7 +92,7 @@ func TestUnnamedAndNil(t *testing.T) {
 	if For("redis", "mutex", "") != For("redis", "mutex", Unnamed) {
 		t.Error("a lock without a name is not reported as unnamed")
 	}
-	ctx, request, _ := recording(t)
+	ctx, request, _ := obstest.Recording(t, context.Background())
 	defer request.End()
 	var nilIn *Instruments
 	_, z := nilIn.StartAcquire(ctx, true)

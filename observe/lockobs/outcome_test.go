@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/codes"
+
+	"github.com/zerolock/zerolock/internal/testing/obstest"
 )
 
 // TestTryOutcome: a try is acquired, busy when refused, and an error
@@ -84,7 +86,7 @@ func TestEndWait(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := For("redis", "mutex", "TestEndWait")
-			ctx, request, rec := recording(t)
+			ctx, request, rec := obstest.Recording(t, context.Background())
 			before := outcomeCounts(in)
 			_, a := in.StartAcquire(ctx, true)
 			a.EndWait(tc.ctx, tc.ok, tc.err, 0, tc.e)
