@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zeromicro/go-zero/rest"
 
 	"github.com/zerolock/zerolock"
@@ -36,8 +38,44 @@ var lockBackends = []struct {
 		return etcdlock.NewBackend(etcdtest.Start(t).Client(t))
 	}},
 	{"zookeeper", func(t *testing.T) zerolock.Backend {
-		return zklock.NewBackend(zktest.Start(t).Connect(t, 20*time.Second))
+		conn := zktest.Start(t).Connect(t, 20*time.Second)
+		t.Cleanup(func() { waitZKLocksGone(t, conn) }) // before the connection closes
+		return zklock.NewBackend(conn)
 	}},
+}
+
+// waitZKLocksGone waits until no lock node is left under zklock's root. A
+// window's lock outlives its request, and a zklock Lock ends it with a
+// timer of its own, on the Lock's connection: were the connection closed
+// first, the timer's delete would fail and retry in the background after
+// the test, where goleak sees it.
+func waitZKLocksGone(t *testing.T, conn *zk.Conn) {
+	t.Helper()
+	held := func() int {
+		keys, _, err := conn.Children(zklock.DefaultRoot)
+		if errors.Is(err, zk.ErrNoNode) {
+			return 0
+		}
+		if err != nil {
+			t.Fatalf("children of %s: %v", zklock.DefaultRoot, err)
+		}
+		n := 0
+		for _, key := range keys {
+			nodes, _, err := conn.Children(zklock.DefaultRoot + "/" + key)
+			if err != nil {
+				t.Fatalf("children of %s/%s: %v", zklock.DefaultRoot, key, err)
+			}
+			n += len(nodes)
+		}
+		return n
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for held() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d lock nodes left under %s 20 s after the test", held(), zklock.DefaultRoot)
+		}
+		time.Sleep(10 * time.Millisecond) // polling ZooKeeper until the timers fired
+	}
 }
 
 // TestLockBackends runs the anti-double-click middleware on every lock
