@@ -72,6 +72,8 @@ func TestImportDirections(t *testing.T) {
 		module + "/internal/guard": {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor"},
 		module + "/middleware":     {module + "/interceptor"},
 		module + "/interceptor":    {module + "/middleware"},
+		// observe's backend-facing side is a leaf like observe.
+		module + "/observe/lockobs": {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/", module + "/observe"},
 	}
 	locktestSeen := false
 	for _, p := range libraryPackages(t) {

@@ -15,7 +15,7 @@ import (
 	// middleware (zerolock_http_*) and the interceptor (zerolock_grpc_*).
 	_ "github.com/zerolock/zerolock/interceptor"
 	_ "github.com/zerolock/zerolock/middleware"
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 // dashboardPath is the Grafana dashboard the README points to.
@@ -114,7 +114,7 @@ func TestGrafanaDashboard(t *testing.T) {
 // once a lock's Instruments have bound every one of them.
 func lockMetricFamilies(t *testing.T) map[string]*dto.MetricFamily {
 	t.Helper()
-	observe.For("redis", "mutex", "dashboard-test")
+	lockobs.For("redis", "mutex", "dashboard-test")
 	families, err := prom.DefaultGatherer.Gather()
 	if err != nil {
 		t.Fatal(err)

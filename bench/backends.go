@@ -346,7 +346,7 @@ const backendsNotes = `
 - **Safety.** None of them can stop a paused holder from writing after its lock expired; pass the
   fencing token to storage that rejects stale ones. Redlock has none to pass.
 - The interfaces are the same (` + "`zerolock.Backend`" + `), so the REST middleware and the gRPC
-  interceptor run on each (` + "`etcdlock/middleware_test.go`, `zklock/middleware_test.go`" + `).
+  interceptor run on each (` + "`middleware/backends_test.go`" + ` runs the middleware on all but Redlock).
 `
 
 func round(d time.Duration) time.Duration {

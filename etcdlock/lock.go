@@ -14,7 +14,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 // A Lock is a lock on one key in etcd, built on the concurrency package's
@@ -27,7 +27,7 @@ type Lock struct {
 	client *clientv3.Client
 	key    string // the Mutex's prefix in etcd
 	expiry time.Duration
-	obs    *observe.Instruments
+	obs    *lockobs.Instruments
 
 	op sync.Mutex // serializes acquires and releases
 
@@ -58,7 +58,7 @@ func New(client *clientv3.Client, key string, opts ...Option) *Lock {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return &Lock{client: client, key: o.prefix + key, expiry: o.expiry, obs: observe.For("etcd", "mutex", o.name)}
+	return &Lock{client: client, key: o.prefix + key, expiry: o.expiry, obs: lockobs.For("etcd", "mutex", o.name)}
 }
 
 // Key returns the lock's prefix in etcd, under which holders and waiters
@@ -88,7 +88,7 @@ func (l *Lock) Acquire() (bool, error) {
 func (l *Lock) AcquireCtx(ctx context.Context) (bool, error) {
 	ctx, a := l.obs.StartAcquire(ctx, false)
 	ok, err := l.tryAcquire(ctx)
-	a.End(outcome(ok, err, observe.Busy), l.fenceIf(ok), err)
+	a.End(lockobs.TryOutcome(ok, err), l.fenceIf(ok), err)
 	return ok, err
 }
 
@@ -298,18 +298,6 @@ func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
 		return 0, nil
 	}
 	return time.Duration(min(ttl.TTL+1, max(ttl.GrantedTTL, 1))) * time.Second, nil
-}
-
-// outcome is how an acquire that answered ok, err ended; refused is the
-// outcome of an answer of false, nil: Busy for a try, Timeout for a wait.
-func outcome(ok bool, err error, refused observe.Outcome) observe.Outcome {
-	switch {
-	case err != nil:
-		return observe.Error
-	case ok:
-		return observe.Acquired
-	}
-	return refused
 }
 
 // fenceIf is the fencing token an acquire that answered ok reports.

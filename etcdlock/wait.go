@@ -2,13 +2,12 @@ package etcdlock
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 // AcquireWait is AcquireWaitCtx with context.Background().
@@ -38,21 +37,8 @@ func (l *Lock) AcquireWait(wait time.Duration) (bool, error) {
 func (l *Lock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
 	ctx, a := l.obs.StartAcquire(ctx, true)
 	ok, err := l.acquireWait(ctx, wait)
-	endWait(ctx, a, ok, err, l.fenceIf(ok))
+	a.EndWait(ctx, ok, err, l.fenceIf(ok), lockobs.WaitErrors{})
 	return ok, err
-}
-
-// endWait ends a, the observation of a waiting acquire on ctx that
-// answered ok, err, with fence the hold's fencing token. A wait that ctx's
-// deadline cut short is a timeout, as one whose wait limit passed, with no
-// error on its span: the caller chose that limit, nothing failed. A
-// cancelled ctx stays an error.
-func endWait(ctx context.Context, a observe.Acquire, ok bool, err error, fence int64) {
-	o := outcome(ok, err, observe.Timeout)
-	if err != nil && ctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded) {
-		o, err = observe.Timeout, nil
-	}
-	a.End(o, fence, err)
 }
 
 // acquireWait is AcquireWaitCtx without its observation.

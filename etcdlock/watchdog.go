@@ -12,7 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 // watchdog keeps one hold's lease alive until stopped.
@@ -21,7 +21,7 @@ type watchdog struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
-	obs    observe.Watch
+	obs    lockobs.Watch
 }
 
 // end cancels the watchdog with cause and reports whether this cancel
@@ -33,7 +33,7 @@ func (dog *watchdog) end(cause error) bool {
 
 // lose ends the watchdog on the loss of its hold, and reports the loss
 // unless the watchdog had already ended.
-func (dog *watchdog) lose(cause error, why observe.Cause) {
+func (dog *watchdog) lose(cause error, why lockobs.Cause) {
 	if dog.end(cause) {
 		dog.obs.Lost(why)
 	}
@@ -66,9 +66,9 @@ func (dog *watchdog) stoppedByOwner() bool {
 // the running watchdog.
 //
 // Refreshes, failed refreshes and the loss are reported to package
-// observe, the loss by cause: observe.Deleted for a lease or key gone (a
+// observe, the loss by cause: lockobs.Deleted for a lease or key gone (a
 // lock's key is its lease's own, so no other holder can take it over),
-// observe.RenewFailed and observe.MaxHold; failures and the loss are also
+// lockobs.RenewFailed and lockobs.MaxHold; failures and the loss are also
 // events on ctx's span.
 func (l *Lock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
 	l.mu.Lock()
@@ -131,7 +131,7 @@ func (l *Lock) keepAlive(dog *watchdog, h *hold, every, maxHold time.Duration) {
 	defer expiry.Stop()
 	defer func() {
 		if expired.Load() && context.Cause(dog.ctx) == zerolock.ErrRenewFailed {
-			dog.obs.Lost(observe.RenewFailed)
+			dog.obs.Lost(lockobs.RenewFailed)
 		}
 	}()
 	var maxHoldC <-chan time.Time
@@ -155,11 +155,11 @@ func (l *Lock) keepAlive(dog *watchdog, h *hold, every, maxHold time.Duration) {
 		case <-dog.ctx.Done():
 			return
 		case <-maxHoldC:
-			dog.lose(zerolock.ErrMaxHold, observe.MaxHold)
+			dog.lose(zerolock.ErrMaxHold, lockobs.MaxHold)
 			return
 		case resp, ok := <-events:
 			if deleted(resp) {
-				dog.lose(zerolock.ErrLockLost, observe.Deleted)
+				dog.lose(zerolock.ErrLockLost, lockobs.Deleted)
 				return
 			}
 			if !ok || resp.Err() != nil {
@@ -188,7 +188,7 @@ func (l *Lock) keepAlive(dog *watchdog, h *hold, every, maxHold time.Duration) {
 		case dog.ctx.Err() != nil:
 			return
 		case gone:
-			dog.lose(zerolock.ErrLockLost, observe.Deleted)
+			dog.lose(zerolock.ErrLockLost, lockobs.Deleted)
 			return
 		case err != nil:
 			// Try again next tick; the expiry timer guards the rest.

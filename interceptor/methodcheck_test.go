@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -70,13 +72,103 @@ func TestRuleForStreamingMethod(t *testing.T) {
 	wantBadConfig(t, err, "rule /grpc.health.v1.Health/Watch", "streaming")
 }
 
-// TestSkipMethodCheck: a rule for a method registered at run time is
-// accepted, and its field paths are left for the first call
-// (TestLazyCompile).
+// TestSkipMethodCheck: a rule for a method that no linked service
+// declares is accepted with SkipMethodCheck (TestRuleForUnlinkedService
+// shows it refused without), and its field paths are checked on the
+// method's first call: a wrong path fails that call, and every later one,
+// with codes.Internal naming the rule, before the handler; a right one
+// locks, as a rule of a linked method does. The methods are served by a
+// service registered at run time, as a proxy or a dynamicpb service is.
 func TestSkipMethodCheck(t *testing.T) {
-	if err := build(t, interceptor.LockRule{Method: "/payments.Payments/Pay", Keys: []string{"field:order.id", "peer"}, SkipMethodCheck: true}); err != nil {
+	const (
+		pay    = "/payments.Payments/Pay"
+		settle = "/payments.Payments/Settle"
+	)
+	if err := build(t, interceptor.LockRule{Method: pay, Keys: []string{"field:order.id", "peer"}, SkipMethodCheck: true}); err != nil {
 		t.Fatalf("rule with SkipMethodCheck: %v", err)
 	}
+
+	srv := redistest.Start(t)
+	lock, err := interceptor.UnaryServerInterceptor(interceptor.LockConf{Rules: []interceptor.LockRule{
+		{Method: pay, Keys: []string{"field:order.id", "peer"}, SkipMethodCheck: true},
+		{Method: settle, Keys: []string{"field:order.nope", "peer"}, SkipMethodCheck: true},
+	}}, newStore(srv))
+	if err != nil {
+		t.Fatalf("rules with SkipMethodCheck: %v", err)
+	}
+	impl := newPayments()
+	impl.release = make(chan struct{})
+	conn := serveAtRunTime(t, lock, impl, "payments.Payments", "Pay", "Settle")
+	call := func(method, id string) error {
+		return conn.Invoke(context.Background(), method, order(id), new(testpb.PayReply))
+	}
+
+	for i := 0; i < 2; i++ {
+		err := call(settle, "S-1")
+		if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "rule "+settle) || !strings.Contains(err.Error(), "order.nope") {
+			t.Fatalf("call %d with a wrong path: %v, want Internal naming the rule %s and its path", i, err, settle)
+		}
+	}
+	if n := impl.entered.Load(); n != 0 {
+		t.Fatalf("the handler ran %d times for a rule with a wrong path, want 0", n)
+	}
+
+	first := make(chan error, 1)
+	go func() { first <- call(pay, "P-1") }()
+	<-impl.inside
+	if err := call(pay, "P-1"); status.Code(err) != codes.Aborted {
+		t.Fatalf("duplicate while the first is in its handler: %v, want Aborted", err)
+	}
+	impl.release <- struct{}{}
+	if err := <-first; err != nil {
+		t.Fatalf("the first call: %v", err)
+	}
+	close(impl.release)
+	if err := call(pay, "P-1"); err != nil {
+		t.Fatalf("the same call after the first completed: %v, want it to pass (released)", err)
+	}
+	if n := impl.entered.Load(); n != 2 {
+		t.Fatalf("the handler ran %d times, want 2 (the duplicate refused)", n)
+	}
+}
+
+// serveAtRunTime serves impl's Pay as the methods of service, registered
+// from a descriptor built here, not generated, so that no linked service
+// declares them, on a real server on 127.0.0.1:0 with lock; it returns a
+// client connection, and both stop when the test ends.
+func serveAtRunTime(t *testing.T, lock grpc.UnaryServerInterceptor, impl testpb.PaymentsServer, service string, methods ...string) *grpc.ClientConn {
+	t.Helper()
+	desc := grpc.ServiceDesc{ServiceName: service, HandlerType: (*testpb.PaymentsServer)(nil)}
+	for _, name := range methods {
+		full := "/" + service + "/" + name
+		desc.Methods = append(desc.Methods, grpc.MethodDesc{
+			MethodName: name,
+			Handler: func(srv any, ctx context.Context, dec func(any) error, icpt grpc.UnaryServerInterceptor) (any, error) {
+				req := new(testpb.PayRequest)
+				if err := dec(req); err != nil {
+					return nil, err
+				}
+				pay := func(ctx context.Context, req any) (any, error) {
+					return srv.(testpb.PaymentsServer).Pay(ctx, req.(*testpb.PayRequest))
+				}
+				return icpt(ctx, req, &grpc.UnaryServerInfo{Server: srv, FullMethod: full}, pay)
+			},
+		})
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer(grpc.UnaryInterceptor(lock))
+	s.RegisterService(&desc, impl)
+	go func() { _ = s.Serve(l) }()
+	t.Cleanup(s.Stop)
+	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
 }
 
 // TestCheckServed: a server that registers Payments serves both rules; a

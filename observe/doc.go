@@ -3,6 +3,13 @@
 // requests wait on a lock, which lock is hot, and whether watchdogs lose
 // locks.
 //
+// Both are on by default, and every backend of this module reports by
+// itself: a user needs only SetMetrics and SetTracing, to turn them off for
+// the process.
+//
+//	observe.SetMetrics(false) // no lock metrics, whatever go-zero's Prometheus says
+//	observe.SetTracing(false) // no lock spans or events, even under a recording span
+//
 // Metrics go to Prometheus's default registry, the one go-zero's
 // core/metric registers with, so they appear on the service's existing
 // /metrics endpoint (go-zero's DevServer); like go-zero's own, they are
@@ -16,16 +23,11 @@
 //	zerolock_lock_lost_total{name,backend,kind,cause}             deleted, taken_over, renew_failed, max_hold
 //	zerolock_lock_release_gone_total{name,backend,kind}           releases that found the lock gone
 //
-// They use the Prometheus client directly rather than go-zero's
-// core/metric, whose every observation allocates its label slice (even
-// with Prometheus off): here a lock name's label values are bound once,
-// and an observation costs a few nanoseconds and no allocation.
-//
 // The name label is the lock's name (redislock.WithName, and the rule's
 // route or method for the middleware and the interceptor), never its key:
 // keys are unbounded. A lock without a name reports "unnamed", and past
-// MaxNames distinct backend, kind and name triples a process reports the
-// rest as "other".
+// 1000 distinct backend, kind and name triples (lockobs.MaxNames) a
+// process reports the rest as "other".
 //
 // Traces go through the OpenTelemetry tracer provider of the request's
 // span (go-zero's core/trace sets it up): each acquire under a recording
@@ -39,13 +41,6 @@
 // zerolock.renew_failed (with zerolock.lock.error), on the span Watch was
 // called under, if it is still recording then.
 //
-// A backend reports through For, once per lock:
-//
-//	in := observe.For("redis", "mutex", name) // when the lock is made
-//	ctx, a := in.StartAcquire(ctx, false)     // around each acquire
-//	ok, err := acquire(ctx)
-//	a.End(outcome(ok, err), fence, err)
-//
-// Both are on by default; SetMetrics(false) and SetTracing(false) turn them
-// off for the process.
+// A backend reports through package observe/lockobs, which is for the
+// authors of backends, in this module or outside it, not for their users.
 package observe

@@ -174,3 +174,78 @@ func TestApplyWatchOptions(t *testing.T) {
 		t.Fatalf("no options: %+v", got)
 	}
 }
+
+// TestWatchdogHungServer: with the server paused (SIGSTOP), the lock's
+// context ends before Redis could have expired the key, although the
+// renewal in flight is stuck; Release keeps to its own context.
+func TestWatchdogHungServer(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client(t)
+	lock := redislock.New(client, "zerolock-test:hung", redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
+	mustAcquire(t, lock, true)
+	lockCtx := lock.Watch(context.Background(), zerolock.RenewEvery(100*time.Millisecond))
+	time.Sleep(250 * time.Millisecond)
+	paused := time.Now() // every renewal the server answered was sent before this
+	srv.Pause()
+	t.Cleanup(srv.Resume)
+	cause := waitDone(t, lockCtx, 3*time.Second)
+	if !errors.Is(cause, zerolock.ErrRenewFailed) {
+		t.Fatalf("cause = %v, want ErrRenewFailed", cause)
+	}
+	if late := time.Since(paused); late >= time.Second {
+		t.Fatalf("cancelled %v after the server hung: past the 1s the key could live", late)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _ = lock.ReleaseCtx(ctx)
+	if d := time.Since(start); d > 700*time.Millisecond {
+		t.Fatalf("ReleaseCtx(200ms) on a hung server took %v", d)
+	}
+}
+
+// TestReleaseWithEndedContextStopsWatchdog: a release that cannot be sent
+// still stops the renewals.
+func TestReleaseWithEndedContextStopsWatchdog(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		lock := b.newLock(key, redislock.WithExpiry(300*time.Millisecond), redislock.WithTolerance(0))
+		mustAcquire(t, lock, true)
+		lockCtx := lock.Watch(context.Background())
+		ended, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := lock.ReleaseCtx(ended); !errors.Is(err, context.Canceled) {
+			t.Fatalf("ReleaseCtx(canceled) = %v", err)
+		}
+		if cause := waitDone(t, lockCtx, time.Second); !errors.Is(cause, zerolock.ErrReleased) {
+			t.Fatalf("cause = %v, want ErrReleased", cause)
+		}
+		// No renewal keeps the key alive any more: it expires.
+		deadline := time.Now().Add(2 * time.Second)
+		for admin.Exists(context.Background(), key).Val() == 1 {
+			if time.Now().After(deadline) {
+				t.Fatal("the key outlived its 300ms: still renewed after Release")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// TestWatchOfLockNotHeld: Watch on a lock never acquired, or released and
+// since taken by another, ends at once with ErrLockLost.
+func TestWatchOfLockNotHeld(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		fresh := b.newLock(key)
+		fresh.SetExpire(30)
+		if cause := waitDone(t, fresh.Watch(context.Background()), time.Second); !errors.Is(cause, zerolock.ErrLockLost) {
+			t.Fatalf("Watch of a lock never acquired: cause %v, want ErrLockLost", cause)
+		}
+		mustAcquire(t, fresh, true)
+		admin.Set(context.Background(), key, "someone-else", time.Minute) // lost before Watch
+		if cause := waitDone(t, fresh.Watch(context.Background()), time.Second); !errors.Is(cause, zerolock.ErrLockLost) {
+			t.Fatalf("Watch of a lock lost before: cause %v, want ErrLockLost within a second, not after 10s", cause)
+		}
+		admin.Del(context.Background(), key)
+	})
+}

@@ -13,7 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 // A Lock is a lock on one key in ZooKeeper: an ephemeral sequential node
@@ -25,7 +25,7 @@ type Lock struct {
 	key    string
 	parent string // root + "/" + escaped key
 	o      options
-	obs    *observe.Instruments
+	obs    *lockobs.Instruments
 
 	acquiring chan struct{} // a one-slot semaphore over acquires
 	fence     atomic.Int64
@@ -54,7 +54,7 @@ func New(conn *zk.Conn, key string, opts ...Option) *Lock {
 		key:       key,
 		parent:    strings.TrimSuffix(o.root, "/") + "/" + escapeKey(key),
 		o:         o,
-		obs:       observe.For("zookeeper", "mutex", o.name),
+		obs:       lockobs.For("zookeeper", "mutex", o.name),
 		acquiring: make(chan struct{}, 1),
 	}
 }
@@ -98,7 +98,7 @@ func (l *Lock) Acquire() (bool, error) {
 func (l *Lock) AcquireCtx(ctx context.Context) (bool, error) {
 	ctx, a := l.obs.StartAcquire(ctx, false)
 	ok, err := l.tryAcquire(ctx)
-	a.End(outcome(ok, err, observe.Busy), l.fenceIf(ok), err)
+	a.End(lockobs.TryOutcome(ok, err), l.fenceIf(ok), err)
 	return ok, err
 }
 
@@ -342,18 +342,6 @@ func (l *Lock) holdLocked(node string, session int64) {
 	l.since, l.lapsed = time.Now(), false
 	l.gen++
 	l.armTimer()
-}
-
-// outcome is how an acquire that answered ok, err ended; refused is the
-// outcome of an answer of false, nil: Busy for a try, Timeout for a wait.
-func outcome(ok bool, err error, refused observe.Outcome) observe.Outcome {
-	switch {
-	case err != nil:
-		return observe.Error
-	case ok:
-		return observe.Acquired
-	}
-	return refused
 }
 
 // fenceIf is the fencing token an acquire that answered ok reports.

@@ -8,13 +8,11 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/zktest"
 	"github.com/zerolock/zerolock/zklock"
 )
 
 func TestMain(m *testing.M) {
-	redistest.Quiet() // go-zero's logs, from the middleware test
 	zktest.Main(m)
 }
 

@@ -72,7 +72,7 @@ func WithSessionTimeout(d time.Duration) Option {
 // WithName sets what the lock reports itself as in metrics and traces
 // (package observe): a bounded label, such as "checkout" or a route, never
 // the key, since every distinct name is a series of its own. The default
-// is observe.Unnamed.
+// is "unnamed" (lockobs.Unnamed).
 func WithName(name string) Option {
 	return func(o *options) {
 		o.name = name

@@ -2,12 +2,11 @@ package zklock
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 // AcquireWait is AcquireWaitCtx with context.Background().
@@ -29,23 +28,14 @@ func (l *Lock) AcquireWait(wait time.Duration) (bool, error) {
 func (l *Lock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {
 	ctx, a := l.obs.StartAcquire(ctx, true)
 	ok, err := l.acquireWait(ctx, wait)
-	endWait(ctx, a, ok, err, l.fenceIf(ok))
+	a.EndWait(ctx, ok, err, l.fenceIf(ok), waitErrors)
 	return ok, err
 }
 
-// endWait ends a, the observation of a waiting acquire on ctx that
-// answered ok, err, with fence the hold's fencing token. A wait that ctx's
-// deadline cut short is a timeout, as one whose wait limit passed, with no
-// error on its span: the caller chose that limit, nothing failed. A
-// cancelled ctx, or ZooKeeper failing, stays an error.
-func endWait(ctx context.Context, a observe.Acquire, ok bool, err error, fence int64) {
-	o := outcome(ok, err, observe.Timeout)
-	if err != nil && ctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded) &&
-		!errors.Is(err, ErrZooKeeper) {
-		o, err = observe.Timeout, nil
-	}
-	a.End(o, fence, err)
-}
+// waitErrors are this package's errors that a waiting acquire's outcome
+// reads: ZooKeeper failing is an error, even when the caller's deadline
+// passed meanwhile.
+var waitErrors = lockobs.WaitErrors{Failed: ErrZooKeeper}
 
 // acquireWait is AcquireWaitCtx without its observation.
 func (l *Lock) acquireWait(ctx context.Context, wait time.Duration) (bool, error) {

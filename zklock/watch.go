@@ -9,7 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 // watchdog guards one watched hold until stopped.
@@ -17,7 +17,7 @@ type watchdog struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
-	obs    observe.Watch
+	obs    lockobs.Watch
 }
 
 // end cancels the watch with cause and reports whether this cancel ended
@@ -48,11 +48,11 @@ func (dog *watchdog) end(cause error) bool {
 // returns the context of the running watch.
 //
 // The loss is reported to package observe, and as an event on ctx's span,
-// by cause: observe.Deleted for a node deleted by another client (a node
+// by cause: lockobs.Deleted for a node deleted by another client (a node
 // is its holder's own, so no other holder can take it over);
-// observe.RenewFailed for the end of the session, or of the connection's
+// lockobs.RenewFailed for the end of the session, or of the connection's
 // hold on it, since the session's heartbeats are ZooKeeper's renewals;
-// observe.MaxHold. A connection first seen without its session counts as
+// lockobs.MaxHold. A connection first seen without its session counts as
 // a failed renewal.
 func (l *Lock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
 	l.mu.Lock()
@@ -111,18 +111,18 @@ func (l *Lock) graceAndPoll() (grace, poll time.Duration) {
 func (l *Lock) guard(dog *watchdog, node string, session int64, gen uint64, maxHold time.Duration) {
 	defer close(dog.done)
 	defer l.unguard(dog, gen)
-	lost := func(why observe.Cause, format string, args ...any) {
+	lost := func(why lockobs.Cause, format string, args ...any) {
 		if dog.end(fmt.Errorf("%w: "+format, append([]any{zerolock.ErrLockLost}, args...)...)) {
 			dog.obs.Lost(why)
 		}
 	}
 	// gone is why a node that is not there went: with the session, when
 	// the connection now has another one.
-	gone := func() observe.Cause {
+	gone := func() lockobs.Cause {
 		if l.conn.SessionID() != session {
-			return observe.RenewFailed
+			return lockobs.RenewFailed
 		}
-		return observe.Deleted
+		return lockobs.Deleted
 	}
 	var holdLimit <-chan time.Time
 	if maxHold > 0 {
@@ -163,7 +163,7 @@ func (l *Lock) guard(dog *watchdog, node string, session int64, gen uint64, maxH
 			return
 		case <-holdLimit:
 			if dog.end(zerolock.ErrMaxHold) {
-				dog.obs.Lost(observe.MaxHold)
+				dog.obs.Lost(lockobs.MaxHold)
 			}
 			return
 		case ev := <-events:
@@ -173,16 +173,16 @@ func (l *Lock) guard(dog *watchdog, node string, session int64, gen uint64, maxH
 				lost(gone(), "node %s was deleted", node)
 				return
 			case ev.Type == zk.EventNotWatching && errors.Is(ev.Err, zk.ErrSessionExpired):
-				lost(observe.RenewFailed, "session expired")
+				lost(lockobs.RenewFailed, "session expired")
 				return
 			case ev.Type == zk.EventNotWatching:
-				lost(observe.RenewFailed, "the connection was closed: %v", ev.Err)
+				lost(lockobs.RenewFailed, "the connection was closed: %v", ev.Err)
 				return
 			}
 			// Data or children changed: watch again.
 		case <-poll.C:
 			if id := l.conn.SessionID(); id != session {
-				lost(observe.RenewFailed, "session %#x expired (now %#x)", session, id)
+				lost(lockobs.RenewFailed, "session %#x expired (now %#x)", session, id)
 				return
 			}
 			state := l.conn.State()
@@ -195,7 +195,7 @@ func (l *Lock) guard(dog *watchdog, node string, session int64, gen uint64, maxH
 				dog.obs.RenewFailed(fmt.Errorf("zklock: connection %v, without its session", state))
 			}
 			if d := time.Since(offline); d >= grace {
-				lost(observe.RenewFailed, "connection without its session for %v", d.Round(time.Millisecond))
+				lost(lockobs.RenewFailed, "connection without its session for %v", d.Round(time.Millisecond))
 				return
 			}
 		}

@@ -2,6 +2,11 @@ package etcdtest
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,5 +54,26 @@ func TestPauseAndResume(t *testing.T) {
 	defer cancel()
 	if _, err := c.Get(ctx, "etcdtest/k"); err != nil {
 		t.Fatalf("resumed etcd: %v", err)
+	}
+}
+
+// TestStartEndsWithTest: a server from Start serves its test, and is
+// killed, its data removed, when that test ends.
+func TestStartEndsWithTest(t *testing.T) {
+	var srv *Server
+	t.Run("user", func(t *testing.T) {
+		srv = Start(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := srv.Client(t).Put(ctx, "etcdtest/start", "v"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if conn, err := net.DialTimeout("tcp", strings.TrimPrefix(srv.Endpoint(), "http://"), time.Second); err == nil {
+		_ = conn.Close()
+		t.Error("the server of a test that ended still accepts connections")
+	}
+	if _, err := os.Stat(srv.dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("its data dir %s after the test: %v; want it removed", srv.dir, err)
 	}
 }

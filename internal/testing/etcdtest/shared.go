@@ -26,13 +26,7 @@ var shared struct {
 // fails it when the server cannot start.
 func Shared(tb testing.TB) *Server {
 	tb.Helper()
-	path, err := exec.LookPath("etcd")
-	if err != nil {
-		if os.Getenv(redistest.RequireEnv) == "1" {
-			tb.Fatalf("etcdtest: etcd not found and %s=1: %v", redistest.RequireEnv, err)
-		}
-		tb.Skip("etcdtest: etcd not installed (run make test, or apt-get install etcd-server)")
-	}
+	path := etcdPath(tb)
 	shared.once.Do(func() {
 		if shared.dir, shared.err = os.MkdirTemp("", "zerolock-etcd-"); shared.err != nil {
 			return
@@ -43,6 +37,35 @@ func Shared(tb testing.TB) *Server {
 		tb.Fatalf("etcdtest: start etcd: %v", shared.err)
 	}
 	return shared.srv
+}
+
+// Start starts an etcd server for one test and its subtests, killed and
+// its data removed when the test ends: for a package whose TestMain is not
+// Main, which would leave a shared server to die only with the binary and
+// its data behind. It skips or fails the test as Shared does when etcd is
+// not installed.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	s, err := Launch(etcdPath(tb), tb.TempDir())
+	if err != nil {
+		tb.Fatalf("etcdtest: start etcd: %v", err)
+	}
+	tb.Cleanup(s.Kill)
+	return s
+}
+
+// etcdPath finds etcd on the PATH: a missing one skips the test, or fails
+// it when redistest.RequireEnv is set to 1.
+func etcdPath(tb testing.TB) string {
+	tb.Helper()
+	path, err := exec.LookPath("etcd")
+	if err != nil {
+		if os.Getenv(redistest.RequireEnv) == "1" {
+			tb.Fatalf("etcdtest: etcd not found and %s=1: %v", redistest.RequireEnv, err)
+		}
+		tb.Skip("etcdtest: etcd not installed (run make test, or apt-get install etcd-server)")
+	}
+	return path
 }
 
 // stopShared kills the shared server, if one was started, and removes its

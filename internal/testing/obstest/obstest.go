@@ -1,7 +1,3 @@
-// Package obstest reads package observe's lock metrics back from
-// Prometheus's default registry, for the backends' tests: one copy of the
-// gathering, matching and delta checks that etcdlock's and zklock's tests
-// share.
 package obstest
 
 import (
@@ -12,13 +8,20 @@ import (
 	zprom "github.com/zeromicro/go-zero/core/prometheus"
 )
 
+// A Backend reads back the lock metrics of one backend and runs the shared
+// scenarios on its locks.
+type Backend struct {
+	Label  string // the backend label its locks report: "etcd", "zookeeper"
+	Prefix string // what its tests' lock names start with: "etcdlock"
+}
+
 // LockName turns go-zero's Prometheus on, as its DevServer does, and
-// returns a lock name of the test's own, prefix first: the metrics are
+// returns a lock name of the test's own, b's prefix first: the metrics are
 // process-wide.
-func LockName(t *testing.T, prefix string) string {
+func (b Backend) LockName(t *testing.T) string {
 	t.Helper()
 	zprom.Enable()
-	return prefix + "." + strings.ReplaceAll(t.Name(), "/", ".")
+	return b.Prefix + "." + strings.ReplaceAll(t.Name(), "/", ".")
 }
 
 // Sample is what the default registry holds for one metric's series: a
@@ -26,11 +29,11 @@ func LockName(t *testing.T, prefix string) string {
 type Sample struct{ Count, Sum float64 }
 
 // Gather reads family from Prometheus's default registry, summed over the
-// series of backend whose name label is name and whose other labels
-// include extra (name=value pairs).
-func Gather(t *testing.T, backend, family, name string, extra ...string) Sample {
+// series of b whose name label is name and whose other labels include
+// extra (name=value pairs).
+func (b Backend) Gather(t *testing.T, family, name string, extra ...string) Sample {
 	t.Helper()
-	want := map[string]string{"name": name, "backend": backend}
+	want := map[string]string{"name": name, "backend": b.Label}
 	for i := 0; i+1 < len(extra); i += 2 {
 		want[extra[i]] = extra[i+1]
 	}
@@ -69,22 +72,22 @@ func Gather(t *testing.T, backend, family, name string, extra ...string) Sample 
 	return s
 }
 
-// Counts reads the acquisitions of name on backend by outcome.
-func Counts(t *testing.T, backend, name string) map[string]float64 {
+// Counts reads the acquisitions of name on b by outcome.
+func (b Backend) Counts(t *testing.T, name string) map[string]float64 {
 	t.Helper()
 	c := map[string]float64{}
 	for _, o := range []string{"acquired", "busy", "timeout", "error"} {
-		c[o] = Gather(t, backend, "zerolock_lock_acquisitions_total", name, "outcome", o).Count
+		c[o] = b.Gather(t, "zerolock_lock_acquisitions_total", name, "outcome", o).Count
 	}
 	return c
 }
 
-// LostBy reads the watched holds of name on backend lost, by cause.
-func LostBy(t *testing.T, backend, name string) map[string]float64 {
+// LostBy reads the watched holds of name on b lost, by cause.
+func (b Backend) LostBy(t *testing.T, name string) map[string]float64 {
 	t.Helper()
 	c := map[string]float64{}
 	for _, cause := range []string{"deleted", "taken_over", "renew_failed", "max_hold"} {
-		c[cause] = Gather(t, backend, "zerolock_lock_lost_total", name, "cause", cause).Count
+		c[cause] = b.Gather(t, "zerolock_lock_lost_total", name, "cause", cause).Count
 	}
 	return c
 }

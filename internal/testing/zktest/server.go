@@ -63,6 +63,21 @@ func Shared(tb testing.TB) *Server {
 	return shared.server
 }
 
+// Start starts a server for one test and its subtests (a JVM start, a
+// few seconds), killed and its files removed when the test ends: for a
+// package whose TestMain is not Main, which would leave a shared server
+// to die only with the binary. It skips or fails the test as Shared does
+// when ZooKeeper cannot run.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	s, err := launch(javaPath(tb))
+	if err != nil {
+		tb.Fatalf("zktest: start zookeeper: %v", err)
+	}
+	tb.Cleanup(s.kill)
+	return s
+}
+
 // CloseShared stops the shared server, if one was started.
 func CloseShared() {
 	if shared.server != nil {

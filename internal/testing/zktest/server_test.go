@@ -1,6 +1,10 @@
 package zktest
 
 import (
+	"errors"
+	"io/fs"
+	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -59,5 +63,25 @@ func TestProxyCutExpiresSession(t *testing.T) {
 	WaitSession(t, conn)
 	if conn.SessionID() == id {
 		t.Fatal("the client kept its expired session")
+	}
+}
+
+// TestStartEndsWithTest: a server from Start serves its test, and is
+// killed, its files removed, when that test ends.
+func TestStartEndsWithTest(t *testing.T) {
+	var s *Server
+	t.Run("user", func(t *testing.T) {
+		s = Start(t)
+		conn := s.Connect(t, 10*time.Second)
+		if _, err := conn.Create("/zktest-start", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create: %v", err)
+		}
+	})
+	if conn, err := net.DialTimeout("tcp", s.Addr(), time.Second); err == nil {
+		_ = conn.Close()
+		t.Error("the server of a test that ended still accepts connections")
+	}
+	if _, err := os.Stat(s.dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("its files %s after the test: %v; want them removed", s.dir, err)
 	}
 }

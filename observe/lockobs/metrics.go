@@ -1,4 +1,4 @@
-package observe
+package lockobs
 
 import (
 	prom "github.com/prometheus/client_golang/prometheus"

@@ -1,4 +1,4 @@
-package observe
+package lockobs
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func (in *Instruments) StartWatch(ctx context.Context) Watch {
 		return Watch{}
 	}
 	w := Watch{in: in}
-	if tracingOn.Load() {
+	if tracingEnabled() {
 		if s := oteltrace.SpanFromContext(ctx); s.IsRecording() {
 			w.span = s
 		}

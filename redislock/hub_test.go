@@ -1,0 +1,304 @@
+package redislock
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+)
+
+// The hub's unit tests: one process's subscription to a server, shared by
+// the waiters of every key there (hub.go). The waiters' behaviour through
+// AcquireWait is wait_test.go's and waiters_test.go's.
+
+// hubOn returns the hub of a fresh redis-server for key, an admin client
+// of that server, and key's release channel.
+func hubOn(t *testing.T, key string) (*hub, *redis.Client, string) {
+	t.Helper()
+	srv := redistest.Start(t)
+	h := hubFor(srv.Client(t), key)
+	if h == nil {
+		t.Fatal("no hub for a go-redis client of a real server")
+	}
+	return h, srv.Client(t), releaseChannel(key)
+}
+
+// watching registers a waiter on ch, as a waiting acquire does, and
+// closes it when the test ends if the test has not: a waiter left
+// registered keeps the hub's connection and its goroutine.
+func watching(t *testing.T, h *hub, ch string) *waiter {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	w := h.watch(ctx, ch)
+	t.Cleanup(func() {
+		if registered(w) {
+			w.close()
+		}
+	})
+	return w
+}
+
+// registered reports whether w is among its channel's waiters.
+func registered(w *waiter) bool {
+	w.hub.mu.Lock()
+	defer w.hub.mu.Unlock()
+	if c, ok := w.hub.chans[w.channel]; ok {
+		for _, other := range c.waiters {
+			if other == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// connected reports whether the hub holds a connection.
+func connected(h *hub) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ps != nil
+}
+
+// subscribers is the server's count of subscriptions to ch (shard
+// subscriptions when sharded).
+func subscribers(t *testing.T, admin *redis.Client, ch string, sharded bool) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var (
+		counts map[string]int64
+		err    error
+	)
+	if sharded {
+		counts, err = admin.PubSubShardNumSub(ctx, ch).Result()
+	} else {
+		counts, err = admin.PubSubNumSub(ctx, ch).Result()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return counts[ch]
+}
+
+// eventually polls cond until it holds, failing the test after 5 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 5 s: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling the server's view
+	}
+}
+
+// woken reports whether w is woken within 5 s, taking the wake.
+func woken(w *waiter) bool {
+	select {
+	case <-w.wake:
+		return true
+	case <-time.After(5 * time.Second):
+		return false
+	}
+}
+
+// pending reports whether w has a wake it has not taken.
+func pending(w *waiter) bool { return len(w.wake) > 0 }
+
+// publish announces a release on ch as release.lua does.
+func publish(t *testing.T, admin *redis.Client, ch string, sharded bool, payload string) {
+	t.Helper()
+	var err error
+	if sharded {
+		err = admin.SPublish(context.Background(), ch, payload).Err()
+	} else {
+		err = admin.Publish(context.Background(), ch, payload).Err()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHubSubscribesOncePerChannel: the waiters of every key on a server
+// share one hub and one connection; a channel is subscribed, with the
+// server's confirmation before watch returns, once however many waiters
+// it has, unsubscribed when its last waiter leaves, and the connection
+// closed with the last channel.
+func TestHubSubscribesOncePerChannel(t *testing.T) {
+	h, admin, a := hubOn(t, "zerolock-test:hub:a")
+	b := releaseChannel("zerolock-test:hub:b")
+	if other := hubFor(h.client.(*redis.Client), "zerolock-test:hub:b"); other != h {
+		t.Fatal("two keys of one server got two hubs")
+	}
+	if !h.sharded {
+		t.Fatal("the hub of a Redis 7 server does not use SSUBSCRIBE")
+	}
+	pubsubClients := func() int {
+		list, err := admin.Do(context.Background(), "client", "list", "type", "pubsub").Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if list = strings.TrimSpace(list); list == "" {
+			return 0
+		}
+		return strings.Count(list, "\n") + 1 // a line per subscribed connection
+	}
+
+	a1 := watching(t, h, a)
+	if n := subscribers(t, admin, a, true); n != 1 {
+		t.Fatalf("%s has %d subscriptions once watch returned; want 1, confirmed", a, n)
+	}
+	a2, b1 := watching(t, h, a), watching(t, h, b)
+	if na, nb := subscribers(t, admin, a, true), subscribers(t, admin, b, true); na != 1 || nb != 1 {
+		t.Fatalf("subscriptions %d to %s and %d to %s; want one each, shared by the waiters", na, a, nb, b)
+	}
+	if n := pubsubClients(); n != 1 {
+		t.Fatalf("%d subscribed connections; want the hub's one", n)
+	}
+
+	a1.close()
+	if n := subscribers(t, admin, a, true); n != 1 {
+		t.Fatalf("%s has %d subscriptions while a waiter is left; want 1", a, n)
+	}
+	a2.close()
+	eventually(t, a+" unsubscribed after its last waiter left", func() bool { return subscribers(t, admin, a, true) == 0 })
+	if !connected(h) {
+		t.Fatal("the hub closed its connection while a channel has a waiter")
+	}
+	b1.close()
+	if connected(h) {
+		t.Fatal("the hub keeps its connection with no channel left")
+	}
+	eventually(t, "the hub's connection closed", func() bool { return pubsubClients() == 0 })
+}
+
+// TestHubWakesOneWaiterPerRelease: a release wakes one waiter of its
+// channel, the first without a wake pending, in arrival order; a writer's
+// release (wakeAllPayload) wakes them all; a release of another channel
+// wakes none.
+func TestHubWakesOneWaiterPerRelease(t *testing.T) {
+	h, admin, ch := hubOn(t, "zerolock-test:hub:wake")
+	other := releaseChannel("zerolock-test:hub:other")
+	w1, w2, w3 := watching(t, h, ch), watching(t, h, ch), watching(t, h, other)
+
+	publish(t, admin, ch, h.sharded, "released")
+	if !woken(w1) {
+		t.Fatal("the first waiter was not woken by a release")
+	}
+	if pending(w2) {
+		t.Fatal("one release woke two waiters")
+	}
+	publish(t, admin, ch, h.sharded, "released")
+	eventually(t, "the second release reached the first waiter, which has no wake pending", func() bool { return pending(w1) })
+	if pending(w2) {
+		t.Fatal("the second release woke the second waiter too")
+	}
+	publish(t, admin, ch, h.sharded, "released")
+	if !woken(w2) {
+		t.Fatal("the third release, with the first waiter's wake pending, did not wake the second")
+	}
+	if !woken(w1) {
+		t.Fatal("the first waiter lost its pending wake")
+	}
+
+	publish(t, admin, ch, h.sharded, wakeAllPayload)
+	if !woken(w1) || !woken(w2) {
+		t.Fatal("a writer's release did not wake every waiter")
+	}
+	if pending(w3) {
+		t.Fatal("a release woke a waiter of another channel")
+	}
+}
+
+// TestHubPassesOnUnusedWake: a waiter that leaves with a wake it did not
+// use (it got the lock another way, or gave up) hands it to the next
+// waiter, so no release is lost to its departure.
+func TestHubPassesOnUnusedWake(t *testing.T) {
+	h, admin, ch := hubOn(t, "zerolock-test:hub:handover")
+	w1, w2 := watching(t, h, ch), watching(t, h, ch)
+	publish(t, admin, ch, h.sharded, "released")
+	eventually(t, "the release reached the first waiter", func() bool { return pending(w1) })
+	w1.close()
+	if !pending(w2) {
+		t.Fatal("the wake the first waiter left unused did not pass to the second")
+	}
+}
+
+// TestHubWakesAllAfterReconnect: when the hub's connection breaks, every
+// waiter is woken to try again (a release may have gone unheard), and the
+// channels are subscribed again, so the next release is heard.
+func TestHubWakesAllAfterReconnect(t *testing.T) {
+	h, admin, a := hubOn(t, "zerolock-test:hub:reconnect-a")
+	b := releaseChannel("zerolock-test:hub:reconnect-b")
+	wa, wb := watching(t, h, a), watching(t, h, b)
+
+	if err := admin.ClientKillByFilter(context.Background(), "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !woken(wa) || !woken(wb) {
+		t.Fatal("the waiters were not woken when the hub's connection broke")
+	}
+	eventually(t, "the channels subscribed again", func() bool {
+		return subscribers(t, admin, a, h.sharded) == 1 && subscribers(t, admin, b, h.sharded) == 1
+	})
+	for pending(wa) {
+		<-wa.wake // a broken retry may have woken it again
+	}
+	publish(t, admin, a, h.sharded, "released")
+	if !woken(wa) {
+		t.Fatal("a release after the reconnect did not wake its waiter")
+	}
+}
+
+// TestHubWithoutShardedPubSub: on a server without SPUBLISH (Redis 6, and
+// miniredis here) the hub subscribes with SUBSCRIBE, where the release
+// script then publishes.
+func TestHubWithoutShardedPubSub(t *testing.T) {
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	admin := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = admin.Close() })
+	key := "zerolock-test:hub:plain"
+	h := hubFor(client, key)
+	if h == nil || h.sharded {
+		t.Fatalf("hub %+v on a server without SPUBLISH; want one that uses SUBSCRIBE", h)
+	}
+	ch := releaseChannel(key)
+	w := watching(t, h, ch)
+	if n := subscribers(t, admin, ch, false); n != 1 {
+		t.Fatalf("%s has %d subscriptions once watch returned; want 1", ch, n)
+	}
+	publish(t, admin, ch, false, "released")
+	if !woken(w) {
+		t.Fatal("a PUBLISH did not wake the waiter")
+	}
+	w.close()
+	eventually(t, ch+" unsubscribed after its last waiter left", func() bool { return subscribers(t, admin, ch, false) == 0 })
+}
+
+// TestHubFor: stores that cannot carry releases get no hub (their waiters
+// use back-off alone): a Ring, whose subscription is pinned to one shard.
+// go-zero stores of one address share the hub of one subscriber client.
+func TestHubFor(t *testing.T) {
+	srv := redistest.Start(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": srv.Addr()}})
+	t.Cleanup(func() { _ = ring.Close() })
+	if h := hubFor(ring, "zerolock-test:hub:ring"); h != nil {
+		t.Error("a Ring got a hub")
+	}
+
+	newStore := func() Store {
+		return GoZeroStore(zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true}))
+	}
+	h1, h2 := hubFor(newStore(), "zerolock-test:hub:gz1"), hubFor(newStore(), "zerolock-test:hub:gz2")
+	if h1 == nil || h1 != h2 {
+		t.Fatalf("go-zero stores of one address got hubs %p and %p; want one", h1, h2)
+	}
+}
