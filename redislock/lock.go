@@ -11,7 +11,7 @@ import (
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 // A RedisLock is a lock on one Redis key, identified by a random token.
@@ -29,7 +29,7 @@ type RedisLock struct {
 	setGet      *setGetSupport
 	guard       deadlineGuard        // WithDeadlineGuard
 	proc        processor            // the store, when it can send a command once
-	obs         *observe.Instruments // nil for a RedLock's node locks: the RedLock reports
+	obs         *lockobs.Instruments // nil for a RedLock's node locks: the RedLock reports
 
 	// Arguments built once, so that a lock cycle does not allocate them.
 	tokenArg    any            // the token, boxed for SET
@@ -74,7 +74,7 @@ func New(store Store, key string, opts ...Option) *RedisLock {
 // newObservedLock builds a lock that reports to its name's instruments.
 func newObservedLock(store Store, key string, o options) *RedisLock {
 	rl := newLock(store, key, newToken(), o)
-	rl.obs = observe.For(backendRedis, kindMutex, o.name)
+	rl.obs = lockobs.For(backendRedis, kindMutex, o.name)
 	rl.refused = o.refuse(mutexRefuses, "a RedisLock", strconv.Quote(key))
 	return rl
 }

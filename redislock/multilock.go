@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 var (
@@ -69,7 +69,7 @@ type MultiLock struct {
 	proc     processor     // the store, when it can send a command once
 	groups   []keyGroup    // what one script may touch: all keys, or a slot's
 	turn     turn          // one acquire try or release at a time
-	obs      *observe.Instruments
+	obs      *lockobs.Instruments
 
 	state holdState
 
@@ -123,7 +123,7 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 		waitOpts: o.wait,
 		guard:    guardFor(store, o.deadlineGuard),
 		turn:     newTurn(),
-		obs:      observe.For(backendRedis, kindMultiLock, o.name),
+		obs:      lockobs.For(backendRedis, kindMultiLock, o.name),
 	}
 	m.proc, _ = store.(processor)
 	m.channels = make([]string, len(m.keys))

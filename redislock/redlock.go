@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 // defaultNodeTimeout bounds each node's call of a RedLock unless
@@ -27,7 +27,7 @@ type RedLock struct {
 	nodeTimeout time.Duration
 	expiry      atomic.Int64 // time.Duration, shared with the nodes
 	tolerance   time.Duration
-	obs         *observe.Instruments // its nodes report nothing
+	obs         *lockobs.Instruments // its nodes report nothing
 
 	mu         sync.Mutex
 	validUntil time.Time
@@ -52,7 +52,7 @@ func NewRedLock(stores []Store, key string, opts ...Option) *RedLock {
 func newRedLock(stores []Store, key string, o options) *RedLock {
 	token := newToken()
 	r := &RedLock{key: key, nodeTimeout: o.nodeTimeout, tolerance: o.tolerance,
-		obs: observe.For(backendRedLock, kindMutex, o.name)}
+		obs: lockobs.For(backendRedLock, kindMutex, o.name)}
 	if r.nodeTimeout <= 0 {
 		r.nodeTimeout = defaultNodeTimeout
 	}

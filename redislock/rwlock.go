@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 var (
@@ -75,8 +75,8 @@ type RWLock struct {
 	waitOpts waitOptions
 	guard    deadlineGuard
 	proc     processor            // the store, when it can send a command once
-	obsRead  *observe.Instruments // the read side's
-	obsWrite *observe.Instruments // the write side's
+	obsRead  *lockobs.Instruments // the read side's
+	obsWrite *lockobs.Instruments // the write side's
 
 	// Arguments built once. Every script's first key is the lock key: a
 	// go-redis Ring routes a script by its first key, and the companions
@@ -137,8 +137,8 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 		readerKeys: []string{key, readers},
 		intentKeys: []string{key, intent},
 		channel:    releaseChannel(key),
-		obsRead:    observe.For(backendRedis, kindRWLockRead, o.name),
-		obsWrite:   observe.For(backendRedis, kindRWLockWrite, o.name),
+		obsRead:    lockobs.For(backendRedis, kindRWLockRead, o.name),
+		obsWrite:   lockobs.For(backendRedis, kindRWLockWrite, o.name),
 	}
 	l.proc, _ = store.(processor)
 	if o.fencing {
@@ -230,7 +230,7 @@ func (l *RWLock) writeFence(ok bool) int64 {
 }
 
 // obsOf is the instruments of side s, nil for neither.
-func (l *RWLock) obsOf(s side) *observe.Instruments {
+func (l *RWLock) obsOf(s side) *lockobs.Instruments {
 	switch s {
 	case sideRead:
 		return l.obsRead

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 var (
@@ -52,7 +52,7 @@ type Semaphore struct {
 	waitOpts waitOptions
 	guard    deadlineGuard // WithDeadlineGuard
 	proc     processor     // the store, when it can send a command once
-	obs      *observe.Instruments
+	obs      *lockobs.Instruments
 
 	keys        []string // {key}
 	channel     string   // where releases are announced
@@ -121,7 +121,7 @@ func newSemaphore(store Store, key string, permits int, o options) (*Semaphore, 
 		guard:    guardFor(store, o.deadlineGuard),
 		keys:     []string{key},
 		channel:  releaseChannel(key),
-		obs:      observe.For(backendRedis, kindSemaphore, o.name),
+		obs:      lockobs.For(backendRedis, kindSemaphore, o.name),
 	}
 	s.proc, _ = store.(processor)
 	s.releaseArgs = []any{token, s.channel}

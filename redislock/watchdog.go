@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock"
-	"github.com/zerolock/zerolock/observe"
+	"github.com/zerolock/zerolock/observe/lockobs"
 )
 
 // A keeper is the watchdog bookkeeping of one hold: when the latest
@@ -46,7 +46,7 @@ type watchdog struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
-	obs    observe.Watch
+	obs    lockobs.Watch
 	over   atomic.Bool // a loss or a stop has ended it: one loss is recorded at most
 
 	// renewing is set while a renewal is in flight. The renewal's answer
@@ -130,7 +130,7 @@ func (k *keeper) holdBegan() time.Time {
 // observeRelease records a release that Redis answered: on in, the hold
 // time when it freed the hold (freed), or a release that found the hold
 // already gone when this instance believed it held one since began.
-func observeRelease(in *observe.Instruments, began time.Time, freed bool) {
+func observeRelease(in *lockobs.Instruments, began time.Time, freed bool) {
 	switch {
 	case began.IsZero():
 	case freed:
@@ -169,7 +169,7 @@ func (rl *RedisLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) co
 // expiry's error), renewing with renew and reporting to in; see
 // RedisLock.Watch.
 func (k *keeper) watch(ctx context.Context, px time.Duration, err error, renew renewFunc,
-	opts []zerolock.WatchOption, in *observe.Instruments) context.Context {
+	opts []zerolock.WatchOption, in *lockobs.Instruments) context.Context {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.dog != nil {
@@ -241,7 +241,7 @@ func (dog *watchdog) run(renew renewFunc, o zerolock.WatchSettings, acquired tim
 		case <-dog.ctx.Done():
 			return
 		case <-maxHold:
-			dog.lose(zerolock.ErrMaxHold, observe.MaxHold)
+			dog.lose(zerolock.ErrMaxHold, lockobs.MaxHold)
 			return
 		case <-next.C:
 		}
@@ -258,10 +258,10 @@ func (dog *watchdog) run(renew renewFunc, o zerolock.WatchSettings, acquired tim
 		case err != nil:
 			// Try again next tick; the expiry timer guards the rest.
 		case reply == gone:
-			dog.lose(zerolock.ErrLockLost, observe.Deleted)
+			dog.lose(zerolock.ErrLockLost, lockobs.Deleted)
 			return
 		case reply != renewed:
-			dog.lose(zerolock.ErrLockLost, observe.TakenOver)
+			dog.lose(zerolock.ErrLockLost, lockobs.TakenOver)
 			return
 		default:
 			dog.obs.Renewed()
@@ -304,12 +304,12 @@ func (dog *watchdog) expire() {
 		if late {
 			dog.obs.RenewFailed(errRenewLate)
 		}
-		dog.obs.Lost(observe.RenewFailed)
+		dog.obs.Lost(lockobs.RenewFailed)
 	})
 }
 
 // lose ends the watch on the loss of the hold, why.
-func (dog *watchdog) lose(cause error, why observe.Cause) {
+func (dog *watchdog) lose(cause error, why lockobs.Cause) {
 	dog.end(cause, func() { dog.obs.Lost(why) })
 }
 
