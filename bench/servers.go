@@ -25,6 +25,7 @@ import (
 	rawfloor "github.com/zerolock/zerolock/internal/testing/floor"
 	"github.com/zerolock/zerolock/internal/testing/testpb"
 	"github.com/zerolock/zerolock/middleware"
+	"github.com/zerolock/zerolock/redislock"
 )
 
 // The server scenarios compare a route (or method) guarded by zerolock with
@@ -61,16 +62,16 @@ func startHTTP(cl clients) (*httpBench, error) {
 	c.Middlewares.Shedding = false
 	c.Log.Level, c.Log.Stat = "error", false // no access log line per request
 	server := rest.MustNewServer(c)
-	lock, err := middleware.NewLockMiddlewareWithStore(middleware.LockConf{Rules: []middleware.LockRule{{
+	lock, err := middleware.NewLockMiddlewareWithBackend(middleware.LockConf{Rules: []middleware.LockRule{{
 		Method: http.MethodPost, Path: "/locked/orders", Keys: []string{"header:X-User", "json:orderId"},
-	}}}, cl.redis)
+	}}}, redislock.NewBackend(cl.redis, redislock.WithoutWakeups()))
 	if err != nil {
 		return nil, err
 	}
-	replay, err := middleware.NewLockMiddlewareWithStore(middleware.LockConf{Rules: []middleware.LockRule{{
+	replay, err := middleware.NewLockMiddlewareWithBackend(middleware.LockConf{Rules: []middleware.LockRule{{
 		Method: http.MethodPost, Path: "/replay/payments", Keys: []string{"header:X-User", "header:Idempotency-Key"},
 		Mode: "replay", Retain: time.Hour,
-	}}}, cl.redis)
+	}}}, redislock.NewBackend(cl.redis, redislock.WithoutWakeups()))
 	if err != nil {
 		return nil, err
 	}
@@ -189,9 +190,9 @@ type grpcBench struct {
 }
 
 func startGRPC(cl clients) (*grpcBench, error) {
-	lock, err := interceptor.UnaryServerInterceptorWithStore(interceptor.LockConf{Rules: []interceptor.LockRule{{
+	lock, err := interceptor.UnaryServerInterceptorWithBackend(interceptor.LockConf{Rules: []interceptor.LockRule{{
 		Method: "/zerolock.test.Payments/Pay", Keys: []string{"field:order.id", "metadata:x-user"},
-	}}}, cl.redis)
+	}}}, redislock.NewBackend(cl.redis, redislock.WithoutWakeups()))
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/zerolock/zerolock/internal/testing/floor"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/testpb"
+	"github.com/zerolock/zerolock/redislock"
 )
 
 // BenchmarkUnary compares a call through the interceptor (Pay, keyed by
@@ -31,9 +32,9 @@ func BenchmarkUnary(b *testing.B) {
 	if err := floor.Release.Load(context.Background(), rdb).Err(); err != nil {
 		b.Fatal(err)
 	}
-	lock, err := interceptor.UnaryServerInterceptorWithStore(interceptor.LockConf{Rules: []interceptor.LockRule{{
+	lock, err := interceptor.UnaryServerInterceptorWithBackend(interceptor.LockConf{Rules: []interceptor.LockRule{{
 		Method: "/zerolock.test.Payments/Pay", Keys: []string{"field:order.id", "metadata:x-user"},
-	}}}, rdb)
+	}}}, redislock.NewBackend(rdb, redislock.WithoutWakeups()))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -29,7 +29,6 @@ func TestStartUpRefusesStoreRejectingIdentity(t *testing.T) {
 	conf := payConf(interceptor.ModeInflight, "field:order.id", "metadata:x-user-id")
 	for name, build := range map[string]func() error{
 		"UnaryServerInterceptor": func() error { _, err := interceptor.UnaryServerInterceptor(conf, store); return err },
-		"WithStore":              func() error { _, err := interceptor.UnaryServerInterceptorWithStore(conf, gz); return err },
 		"WithBackend, a store backend": func() error {
 			_, err := interceptor.UnaryServerInterceptorWithBackend(conf, redislock.NewBackend(gz))
 			return err

@@ -36,7 +36,7 @@ var metrics = guard.NewMetrics("grpc", "method")
 // (wrapping redislock.ErrIdentityRejected, which names the fix:
 // DisableIdentity: true).
 func UnaryServerInterceptor(c LockConf, store *redis.Redis) (grpc.UnaryServerInterceptor, error) {
-	return UnaryServerInterceptorWithStore(c, redislock.GoZeroStore(store))
+	return UnaryServerInterceptorWithBackend(c, redislock.NewBackend(redislock.GoZeroStore(store), redislock.WithoutWakeups()))
 }
 
 // MustUnaryServerInterceptor is UnaryServerInterceptor that exits through
@@ -47,16 +47,11 @@ func MustUnaryServerInterceptor(c LockConf, store *redis.Redis) grpc.UnaryServer
 	return i
 }
 
-// UnaryServerInterceptorWithStore is UnaryServerInterceptor for any
-// redislock.Store, such as a go-redis client. Its locks are only ever
-// tried, never waited for, so their releases skip the waiters' wake-up
-// (redislock.WithoutWakeups), which costs Redis CPU and serves nobody here.
-func UnaryServerInterceptorWithStore(c LockConf, store redislock.Store) (grpc.UnaryServerInterceptor, error) {
-	return UnaryServerInterceptorWithBackend(c, redislock.NewBackend(store, redislock.WithoutWakeups()))
-}
-
 // UnaryServerInterceptorWithBackend is UnaryServerInterceptor for any lock
-// backend: redislock.NewRedLockBackend over independent masters, or a lock on
+// backend: a go-redis client's (redislock.NewBackend(rdb,
+// redislock.WithoutWakeups()): the interceptor's locks are only ever
+// tried, never waited for, so their releases need not wake waiters),
+// redislock.NewRedLockBackend over independent masters, or a lock on
 // another service. Renew and Fence are refused when its locks cannot renew
 // or fence, replay mode when they cannot store a result
 // (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and limit

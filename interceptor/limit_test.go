@@ -132,7 +132,7 @@ func TestLimitCapsConcurrentCallsPerKey(t *testing.T) {
 			return interceptor.UnaryServerInterceptor(c, newStore(srv))
 		}},
 		{"go-redis client", func(c interceptor.LockConf) (grpc.UnaryServerInterceptor, error) {
-			return interceptor.UnaryServerInterceptorWithStore(c, srv.Client(t))
+			return interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewBackend(srv.Client(t), redislock.WithoutWakeups()))
 		}},
 		{"go-zero cluster store", func(c interceptor.LockConf) (grpc.UnaryServerInterceptor, error) {
 			return interceptor.UnaryServerInterceptor(c, zredis.MustNewRedis(zredis.RedisConf{
@@ -288,7 +288,7 @@ Rules:
 	if c.Mode != interceptor.ModeLimit || c.Permits != 2 || c.Rules[1].Permits != 5 {
 		t.Fatalf("loaded %+v", c)
 	}
-	if _, err := interceptor.UnaryServerInterceptorWithStore(c, redistest.Start(t).Client(t)); err != nil {
+	if _, err := interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewBackend(redistest.Start(t).Client(t), redislock.WithoutWakeups())); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -329,7 +329,7 @@ func TestLimitConfigRefused(t *testing.T) {
 			if tc.redlock {
 				_, err = interceptor.UnaryServerInterceptorWithBackend(tc.c, redlock)
 			} else {
-				_, err = interceptor.UnaryServerInterceptorWithStore(tc.c, client)
+				_, err = interceptor.UnaryServerInterceptorWithBackend(tc.c, redislock.NewBackend(client, redislock.WithoutWakeups()))
 			}
 			switch {
 			case tc.why == "" && err != nil:

@@ -20,6 +20,7 @@ import (
 	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/testpb"
+	"github.com/zerolock/zerolock/redislock"
 )
 
 // build constructs the interceptor for rules without a Redis server: the
@@ -28,7 +29,7 @@ func build(t *testing.T, rules ...interceptor.LockRule) error {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	t.Cleanup(func() { _ = rdb.Close() })
-	_, err := interceptor.UnaryServerInterceptorWithStore(interceptor.LockConf{Rules: rules}, rdb)
+	_, err := interceptor.UnaryServerInterceptorWithBackend(interceptor.LockConf{Rules: rules}, redislock.NewBackend(rdb, redislock.WithoutWakeups()))
 	return err
 }
 

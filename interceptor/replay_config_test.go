@@ -43,7 +43,7 @@ Rules:
 	if r := c.Rules[1]; r.Retain != time.Hour || len(r.Fingerprint) != 1 || r.Fingerprint[0] != "field:amount" {
 		t.Fatalf("rule overrides: %+v", r)
 	}
-	if _, err := interceptor.UnaryServerInterceptorWithStore(c, redistest.Start(t).Client(t)); err != nil {
+	if _, err := interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewBackend(redistest.Start(t).Client(t), redislock.WithoutWakeups())); err != nil {
 		t.Fatal(err)
 	}
 	var rule interceptor.LockRule
@@ -84,7 +84,7 @@ func TestReplayRefusedAtStartUp(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := replayConf("field:order.id", "metadata:x-user-id")
 			tc.conf(&c)
-			_, err := interceptor.UnaryServerInterceptorWithStore(c, srv.Client(t))
+			_, err := interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewBackend(srv.Client(t), redislock.WithoutWakeups()))
 			if !errors.Is(err, interceptor.ErrBadConfig) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want ErrBadConfig mentioning %q", err, tc.want)
 			}
@@ -93,7 +93,7 @@ func TestReplayRefusedAtStartUp(t *testing.T) {
 
 	c := replayConf("field:order.id", "metadata:x-user-id")
 	c.Renew = true
-	if _, err := interceptor.UnaryServerInterceptorWithStore(c, srv.Client(t)); err != nil {
+	if _, err := interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewBackend(srv.Client(t), redislock.WithoutWakeups())); err != nil {
 		t.Fatalf("Renew with replay: %v", err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/testpb"
+	"github.com/zerolock/zerolock/redislock"
 )
 
 // ledger is a Payments server whose Pay answers with the order, the
@@ -334,7 +335,7 @@ func TestReplayAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lock, err := interceptor.UnaryServerInterceptorWithStore(c, srv.Client(t))
+	lock, err := interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewBackend(srv.Client(t), redislock.WithoutWakeups()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +351,7 @@ func TestReplayOnCluster(t *testing.T) {
 	cc := cluster.Client(t)
 	c := replayConf("field:order.id", "metadata:x-user-id")
 	c.Prefix = fmt.Sprintf("replay-cluster-%d", time.Now().UnixNano()) // the cluster outlives -count runs
-	lock, err := interceptor.UnaryServerInterceptorWithStore(c, cc)
+	lock, err := interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewBackend(cc, redislock.WithoutWakeups()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,7 +129,7 @@ func retryReplayed(t *testing.T, store *zredis.Redis) {
 // Aborted with RetryInfo and QuotaFailure, and once one ends a new one is
 // served (limit mode).
 func overLimitAborted(t *testing.T, srv *redistest.Server) {
-	lock, err := interceptor.UnaryServerInterceptorWithStore(limitConf(2), srv.Client(t))
+	lock, err := interceptor.UnaryServerInterceptorWithBackend(limitConf(2), redislock.NewBackend(srv.Client(t), redislock.WithoutWakeups()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@
 //	store := redis.MustNewRedis(c.Redis)
 //	lock := middleware.MustNewLockMiddleware(c.Lock, store)
 //	server.Use(lock.Handle)
-//	middleware.MustCheckRoutes(server, c.Lock) // after the routes are added
+//	lock.MustCheckRoutes(server) // after the routes are added
 //
 // Mistakes fail at start-up: a malformed rule in NewLockMiddleware; a rule
 // whose Method and Path match no route (/order for /orders) in

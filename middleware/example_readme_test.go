@@ -39,18 +39,18 @@ type Config struct {
 }
 
 // ServiceContext is a goctl service's internal/svc.ServiceContext. goctl
-// generates its Lock field for `middleware: Lock` in the .api file.
+// generates its Lock field for `middleware: Lock` in the .api file; Locks
+// keeps zerolock's middleware for main's route check.
 type ServiceContext struct {
 	Config Config
 	Lock   rest.Middleware
+	Locks  *zlmiddleware.LockMiddleware
 }
 
 // NewServiceContext fills the Lock field with zerolock's middleware.
 func NewServiceContext(c Config) *ServiceContext {
-	return &ServiceContext{
-		Config: c,
-		Lock:   zlmiddleware.MustNewLockMiddleware(c.Lock, redis.MustNewRedis(c.Redis)).Handle,
-	}
+	locks := zlmiddleware.MustNewLockMiddleware(c.Lock, redis.MustNewRedis(c.Redis))
+	return &ServiceContext{Config: c, Lock: locks.Handle, Locks: locks}
 }
 
 // RegisterHandlers is what goctl generates in internal/handler/routes.go
@@ -109,11 +109,11 @@ func ExampleMustNewLockMiddleware() {
 	server.Use(lock.Handle)                                 // or rest.WithMiddlewares, or a goctl ServiceContext field
 	server.AddRoute(rest.Route{Method: http.MethodPost, Path: "/orders", Handler: createOrder},
 		rest.WithJwt(c.Auth.AccessSecret))
-	middleware.MustCheckRoutes(server, c.Lock) // after the routes are added: a rule for no route fails
+	lock.MustCheckRoutes(server) // after the routes are added: a rule for no route fails
 
 	typo := c.Lock
 	typo.Rules = []middleware.LockRule{{Method: http.MethodPost, Path: "/order", Keys: []string{"claim:userId", "json:orderId"}}}
-	fmt.Println(middleware.CheckRoutes(server, typo))
+	fmt.Println(middleware.MustNewLockMiddleware(typo, store).CheckRoutes(server))
 	// Output:
 	// middleware: bad lock configuration: rule POST /order matches no route of the server (POST routes: /orders); fix its Method or Path, or set SkipRouteCheck: true on it if the route is added later
 }
@@ -121,7 +121,7 @@ func ExampleMustNewLockMiddleware() {
 // A goctl service: the middleware fills the ServiceContext field that
 // `middleware: Lock` in the .api file makes goctl generate, and main checks
 // the rules against the routes after registering them.
-func ExampleMustCheckRoutes() {
+func ExampleLockMiddleware_MustCheckRoutes() {
 	mr, _ := miniredis.Run()
 	defer mr.Close()
 	var c Config
@@ -132,7 +132,7 @@ func ExampleMustCheckRoutes() {
 	server := rest.MustNewServer(c.RestConf) // not started: the example only builds it
 	ctx := NewServiceContext(c)
 	RegisterHandlers(server, ctx)
-	middleware.MustCheckRoutes(server, c.Lock)
+	ctx.Locks.MustCheckRoutes(server)
 
 	for _, r := range server.Routes() {
 		fmt.Println(r.Method, r.Path, "checked")

@@ -41,7 +41,6 @@ func TestBurstOnOldServerNeverAnswers503(t *testing.T) {
 		gz := redislock.GoZeroStore(store)
 		for name, build := range map[string]func() error{
 			"NewLockMiddleware": func() error { _, err := middleware.NewLockMiddleware(conf, store); return err },
-			"WithStore":         func() error { _, err := middleware.NewLockMiddlewareWithStore(conf, gz); return err },
 			"WithBackend, a store backend": func() error {
 				_, err := middleware.NewLockMiddlewareWithBackend(conf, redislock.NewBackend(gz))
 				return err

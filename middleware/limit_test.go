@@ -118,7 +118,7 @@ func TestLimitCapsConcurrentRequestsPerKey(t *testing.T) {
 			return middleware.NewLockMiddleware(c, newStore(srv))
 		}},
 		{"go-redis client", func(c middleware.LockConf) (*middleware.LockMiddleware, error) {
-			return middleware.NewLockMiddlewareWithStore(c, srv.Client(t))
+			return middleware.NewLockMiddlewareWithBackend(c, redislock.NewBackend(srv.Client(t), redislock.WithoutWakeups()))
 		}},
 		{"go-zero cluster store", func(c middleware.LockConf) (*middleware.LockMiddleware, error) {
 			return middleware.NewLockMiddleware(c, zredis.MustNewRedis(zredis.RedisConf{
@@ -279,7 +279,7 @@ Rules:
 	if c.Permits != 3 || c.Rules[0].Mode != middleware.ModeLimit || c.Rules[0].Permits != 2 || c.Rules[1].Permits != 0 {
 		t.Fatalf("loaded %+v", c)
 	}
-	if _, err := middleware.NewLockMiddlewareWithStore(c, redistest.Start(t).Client(t)); err != nil {
+	if _, err := middleware.NewLockMiddlewareWithBackend(c, redislock.NewBackend(redistest.Start(t).Client(t), redislock.WithoutWakeups())); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -321,7 +321,7 @@ func TestLimitConfigRefused(t *testing.T) {
 			if tc.backend == nil {
 				_, err = middleware.NewLockMiddlewareWithBackend(tc.c, redlock)
 			} else {
-				_, err = middleware.NewLockMiddlewareWithStore(tc.c, tc.backend)
+				_, err = middleware.NewLockMiddlewareWithBackend(tc.c, redislock.NewBackend(tc.backend, redislock.WithoutWakeups()))
 			}
 			switch {
 			case tc.why == "" && err != nil:

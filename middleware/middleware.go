@@ -9,6 +9,7 @@ import (
 	"path"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/search"
@@ -29,6 +30,7 @@ type LockMiddleware struct {
 	guard     *guard.Guard
 	trees     map[string]*search.Tree // method -> route pattern -> *rule
 	unchecked sync.Once               // warnIfUnchecked, at the first request
+	checked   atomic.Bool             // CheckRoutes passed
 }
 
 var metrics = guard.NewMetrics("http", "route")
@@ -48,7 +50,7 @@ var metrics = guard.NewMetrics("http", "route")
 // (DisableIdentity: true). A server that cannot be reached now is logged
 // and checked again before the first lock.
 func NewLockMiddleware(c LockConf, store *redis.Redis) (*LockMiddleware, error) {
-	return NewLockMiddlewareWithStore(c, redislock.GoZeroStore(store))
+	return NewLockMiddlewareWithBackend(c, redislock.NewBackend(redislock.GoZeroStore(store), redislock.WithoutWakeups()))
 }
 
 // MustNewLockMiddleware is NewLockMiddleware that exits through logx.Must
@@ -59,17 +61,11 @@ func MustNewLockMiddleware(c LockConf, store *redis.Redis) *LockMiddleware {
 	return m
 }
 
-// NewLockMiddlewareWithStore is NewLockMiddleware for any redislock.Store,
-// such as a go-redis client. Its locks are only ever tried, never waited
-// for, so their releases skip the waiters' wake-up
-// (redislock.WithoutWakeups), which costs Redis CPU and serves nobody here.
-func NewLockMiddlewareWithStore(c LockConf, store redislock.Store) (*LockMiddleware, error) {
-	return NewLockMiddlewareWithBackend(c, redislock.NewBackend(store, redislock.WithoutWakeups()))
-}
-
 // NewLockMiddlewareWithBackend is NewLockMiddleware for any lock backend:
-// redislock.NewRedLockBackend over independent masters, or a lock on another
-// service. Renew and Fence are refused when its locks cannot renew or
+// a go-redis client's (redislock.NewBackend(rdb, redislock.WithoutWakeups()):
+// the middleware's locks are only ever tried, never waited for, so their
+// releases need not wake waiters), redislock.NewRedLockBackend over
+// independent masters, or a lock on another service. Renew and Fence are refused when its locks cannot renew or
 // fence, replay mode when they cannot store a result in place of the
 // lock (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and
 // limit mode when the backend makes no semaphores

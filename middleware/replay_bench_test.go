@@ -17,6 +17,7 @@ import (
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/resttest"
 	"github.com/zerolock/zerolock/middleware"
+	"github.com/zerolock/zerolock/redislock"
 )
 
 // BenchmarkReplay compares a retry served from its stored result (POST
@@ -37,9 +38,9 @@ func BenchmarkReplay(b *testing.B) {
 	if err := floor.Release.Load(context.Background(), rdb).Err(); err != nil {
 		b.Fatal(err)
 	}
-	m, err := middleware.NewLockMiddlewareWithStore(middleware.LockConf{Mode: middleware.ModeReplay, Rules: []middleware.LockRule{{
+	m, err := middleware.NewLockMiddlewareWithBackend(middleware.LockConf{Mode: middleware.ModeReplay, Rules: []middleware.LockRule{{
 		Method: http.MethodPost, Path: "/pay", Keys: []string{"header:Idempotency-Key"},
-	}}}, rdb)
+	}}}, redislock.NewBackend(rdb, redislock.WithoutWakeups()))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -46,7 +46,7 @@ Rules:
 		strings.Join(r.Fingerprint, ",") != "json:amount,query:currency" {
 		t.Fatalf("rule overrides: %+v", r)
 	}
-	if _, err := middleware.NewLockMiddlewareWithStore(c, redistest.Start(t).Client(t)); err != nil {
+	if _, err := middleware.NewLockMiddlewareWithBackend(c, redislock.NewBackend(redistest.Start(t).Client(t), redislock.WithoutWakeups())); err != nil {
 		t.Fatal(err)
 	}
 	if err := conf.LoadFromYamlBytes([]byte("Mode: replays\n"), &c); err == nil {
@@ -86,7 +86,7 @@ func TestReplayConfigRefused(t *testing.T) {
 		{"negative max response", rule(middleware.LockRule{MaxResponseBytes: -1}), "MaxResponseBytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := middleware.NewLockMiddlewareWithStore(tc.c, client)
+			_, err := middleware.NewLockMiddlewareWithBackend(tc.c, redislock.NewBackend(client, redislock.WithoutWakeups()))
 			switch {
 			case tc.why == "" && err != nil:
 				t.Fatalf("refused: %v", err)

@@ -6,26 +6,20 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/rest"
 )
 
-// checkedRules holds the rule lists that passed CheckRoutes, by the address
-// of their first rule: the LockConf copies that CheckRoutes and
-// NewLockMiddleware receive share it. A middleware whose rules were never
-// checked says so at its first request.
-var checkedRules sync.Map // *LockRule -> struct{}
-
-// CheckRoutes checks every rule of c against the routes registered on
+// CheckRoutes checks every rule of m against the routes registered on
 // server, so that a mistyped Path (/order for /orders) or Method fails at
 // start-up instead of silently locking nothing. Call it after the routes
 // are registered (after goctl's handler.RegisterHandlers) and before
 // server.Start. Rules with SkipRouteCheck, for routes added later, are not
 // checked. The error wraps ErrBadConfig and names each rule that matches
-// no route, with the routes of its method.
-func CheckRoutes(server *rest.Server, c LockConf) error {
+// no route, with the routes of its method. A middleware whose rules were
+// never checked says so at its first request.
+func (m *LockMiddleware) CheckRoutes(server *rest.Server) error {
 	routes := make(map[string][]string) // method -> patterns
 	served := make(map[string]bool)     // "POST /orders"
 	for _, r := range server.Routes() {
@@ -34,7 +28,7 @@ func CheckRoutes(server *rest.Server, c LockConf) error {
 		served[r.Method+" "+p] = true
 	}
 	var errs []error
-	for _, r := range c.Rules {
+	for _, r := range m.conf.Rules {
 		if r.SkipRouteCheck || served[r.Method+" "+path.Clean(r.Path)] {
 			continue
 		}
@@ -51,26 +45,21 @@ func CheckRoutes(server *rest.Server, c LockConf) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if len(c.Rules) > 0 {
-		checkedRules.Store(&c.Rules[0], struct{}{})
-	}
+	m.checked.Store(true)
 	return nil
 }
 
 // MustCheckRoutes is CheckRoutes that exits through logx.Must when a rule
 // matches no route.
-func MustCheckRoutes(server *rest.Server, c LockConf) {
-	logx.Must(CheckRoutes(server, c))
+func (m *LockMiddleware) MustCheckRoutes(server *rest.Server) {
+	logx.Must(m.CheckRoutes(server))
 }
 
 // warnIfUnchecked logs, once per middleware, rules that are served without
 // CheckRoutes having run: a mistyped Path would lock nothing.
 func (m *LockMiddleware) warnIfUnchecked() {
-	if len(m.conf.Rules) == 0 {
-		return
-	}
-	if _, ok := checkedRules.Load(&m.conf.Rules[0]); !ok {
+	if len(m.conf.Rules) > 0 && !m.checked.Load() {
 		logx.Error("zerolock: warning: the lock rules were never checked against the server's routes, " +
-			"so a mistyped Path locks nothing; call middleware.MustCheckRoutes(server, c.Lock) after registering the routes")
+			"so a mistyped Path locks nothing; call MustCheckRoutes(server) on the middleware after registering the routes")
 	}
 }

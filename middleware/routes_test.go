@@ -13,6 +13,7 @@ import (
 
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/resttest"
+	"github.com/zerolock/zerolock/internal/testing/stubbackend"
 	"github.com/zerolock/zerolock/middleware"
 )
 
@@ -47,7 +48,11 @@ func TestCheckRoutes(t *testing.T) {
 		{"added later", []middleware.LockRule{{Method: "POST", Path: "/later", Keys: []string{"ip"}, SkipRouteCheck: true}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := middleware.CheckRoutes(server, middleware.LockConf{Rules: tc.rules})
+			m, err := middleware.NewLockMiddlewareWithBackend(middleware.LockConf{Rules: tc.rules}, stubbackend.Recorders())
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = m.CheckRoutes(server)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("CheckRoutes = %v, want nil", err)
@@ -77,7 +82,7 @@ func TestUncheckedRulesWarned(t *testing.T) {
 			s.Use(m.Handle)
 			s.AddRoute(rest.Route{Method: http.MethodPost, Path: "/orders", Handler: noop})
 			if check {
-				middleware.MustCheckRoutes(s, c)
+				m.MustCheckRoutes(s)
 			}
 		}, nil)
 		logx.SetLevel(logx.ErrorLevel)

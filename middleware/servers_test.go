@@ -132,7 +132,7 @@ func retryReplayed(t *testing.T, store *zredis.Redis) {
 // overLimitRefused: with Permits 2, a third concurrent export of one user
 // gets 429, and once one ends a new one is served (limit mode).
 func overLimitRefused(t *testing.T, srv *redistest.Server) {
-	m, err := middleware.NewLockMiddlewareWithStore(exportsConf(2), srv.Client(t))
+	m, err := middleware.NewLockMiddlewareWithBackend(exportsConf(2), redislock.NewBackend(srv.Client(t), redislock.WithoutWakeups()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/zerolock/zerolock/example/api/internal/errorx"
 	"github.com/zerolock/zerolock/example/api/internal/handler"
 	"github.com/zerolock/zerolock/example/api/internal/svc"
-	"github.com/zerolock/zerolock/middleware"
 )
 
 var configFile = flag.String("f", "etc/api.yaml", "the config file")
@@ -35,7 +34,7 @@ func main() {
 	defer ctx.Close()
 	httpx.SetErrorHandlerCtx(errorx.Handler)
 	handler.RegisterHandlers(server, ctx)
-	middleware.MustCheckRoutes(server, c.Lock) // a rule whose route does not exist fails here
+	ctx.Locks.MustCheckRoutes(server) // a rule whose route does not exist fails here
 
 	fmt.Printf("Starting server at %s:%d...\n", c.Host, c.Port)
 	server.Start()

@@ -24,7 +24,6 @@ import (
 	"github.com/zerolock/zerolock/example/api/internal/handler"
 	"github.com/zerolock/zerolock/example/api/internal/svc"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
-	"github.com/zerolock/zerolock/middleware"
 )
 
 // TestMain fails the run if a test leaves a goroutine behind, such as the
@@ -88,7 +87,7 @@ func tryStartServer(t *testing.T, c config.Config) (string, *svc.ServiceContext,
 	sc := svc.NewServiceContext(c)
 	httpx.SetErrorHandlerCtx(errorx.Handler)
 	handler.RegisterHandlers(server, sc)
-	if err := middleware.CheckRoutes(server, c.Lock); err != nil {
+	if err := sc.Locks.CheckRoutes(server); err != nil {
 		sc.Close()
 		t.Fatalf("etc/api.yaml's lock rules and the demo's routes disagree: %v", err)
 	}

@@ -21,8 +21,11 @@ type ServiceContext struct {
 	Config config.Config
 	Redis  *redis.Redis
 	// Lock is the anti-duplicate middleware of the routes etc/api.yaml's
-	// Lock.Rules name.
+	// Lock.Rules name, in the field goctl generates for the .api file's
+	// middleware: Lock.
 	Lock rest.Middleware
+	// Locks is that middleware itself, for main's route check.
+	Locks *zlmiddleware.LockMiddleware
 	// Reports is the fenced storage the report rebuilds write to.
 	Reports *FencedStore
 
@@ -46,7 +49,8 @@ func NewServiceContext(c config.Config) *ServiceContext {
 	}
 	sc.Config = c
 	sc.Redis = redis.MustNewRedis(c.Redis)
-	sc.Lock = zlmiddleware.MustNewLockMiddleware(c.Lock, sc.Redis).Handle
+	locks := zlmiddleware.MustNewLockMiddleware(c.Lock, sc.Redis)
+	sc.Lock, sc.Locks = locks.Handle, locks
 	for sku, n := range c.SeedStock {
 		if _, err := sc.Redis.SetnxCtx(context.Background(), StockKey(sku), strconv.FormatInt(n, 10)); err != nil {
 			logx.Must(err)
