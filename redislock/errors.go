@@ -16,7 +16,8 @@ var (
 	// package wrote the key or the server is not Redis-compatible.
 	ErrUnexpectedReply = errors.New("redislock: unexpected reply from redis")
 
-	// ErrIdentityRejected is returned by CheckGoZeroStore, and by every
+	// ErrIdentityRejected is returned by the start-up check of the
+	// middleware and the interceptor (NewBackend's Check), and by every
 	// command of a lock on go-zero's store, when the store sends CLIENT
 	// SETINFO on new connections and the server rejects it: go-zero's
 	// circuit breaker would count each rejection and open under a burst of

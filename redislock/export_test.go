@@ -27,3 +27,6 @@ func Recording(l *RedisLock) RecordingLock { return recordingLock{l} }
 
 // ErrInvalidRetain exposes errInvalidRetain to the external tests.
 var ErrInvalidRetain = errInvalidRetain
+
+// CheckGoZeroStore exposes checkGoZeroStore to the external tests.
+var CheckGoZeroStore = checkGoZeroStore
