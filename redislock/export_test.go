@@ -1,5 +1,10 @@
 package redislock
 
+import (
+	"context"
+	"slices"
+)
+
 // ReleaseChannel exposes releaseChannel to the external tests.
 var ReleaseChannel = releaseChannel
 
@@ -30,3 +35,15 @@ var ErrInvalidRetain = errInvalidRetain
 
 // CheckGoZeroStore exposes checkGoZeroStore to the external tests.
 var CheckGoZeroStore = checkGoZeroStore
+
+// SemaphoreKey returns s's Redis key.
+func SemaphoreKey(s *Semaphore) string { return s.key }
+
+// SemaphorePermits returns how many holders s lets in at once.
+func SemaphorePermits(s *Semaphore) int { return s.permits }
+
+// SemaphoreHolders exposes holders: how many permits of s are live now.
+func SemaphoreHolders(ctx context.Context, s *Semaphore) (int, error) { return s.holders(ctx) }
+
+// MultiLockKeys returns a copy of m's keys in the order it takes them.
+func MultiLockKeys(m *MultiLock) []string { return slices.Clone(m.keys) }

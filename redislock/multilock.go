@@ -42,7 +42,8 @@ var (
 // The guarantee: on a single Redis server, or on Redis Cluster when all
 // the keys share a hash slot (a common hash tag: "{order:42}:sku-1"),
 // every operation is one script over all the keys, atomic. On Cluster
-// across slots the keys are taken slot by slot in a fixed order (Keys),
+// across slots the keys are taken slot by slot in a fixed order (by hash
+// slot, then hash tag, then key),
 // each slot's keys atomically, and a refusal gives back those already
 // taken (compare-and-delete with the lock's token). Once AcquireCtx
 // returns the lock is held entirely or, after false with a nil error, not
@@ -172,11 +173,6 @@ func sameScript(store Store, ring bool, a, b string) bool {
 		return hashTag(a) == hashTag(b)
 	}
 	return keySlot(a) == keySlot(b)
-}
-
-// Keys returns the lock's keys in the order it takes them (see MultiLock).
-func (m *MultiLock) Keys() []string {
-	return slices.Clone(m.keys)
 }
 
 // SetExpiry sets the expiry with millisecond precision (rounded up to

@@ -153,11 +153,6 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 	return l
 }
 
-// Key returns the Redis key of the lock (the writer's).
-func (l *RWLock) Key() string {
-	return l.key
-}
-
 // SetExpiry sets the expiry of both sides with millisecond precision
 // (rounded up). It applies to the next acquire or refresh. A negative value
 // makes them return ErrInvalidExpiry.

@@ -33,12 +33,12 @@ var (
 	semaphoreStateScript = newScript(semaphoreStateSource)
 )
 
-// A Semaphore is a counting semaphore on one Redis key: up to Permits
-// instances hold it at once, each with a permit of its own that expires on
-// its own, so a crashed holder frees only its permit, after its expiry.
-// Each instance has a random token and holds at most one permit; acquiring
-// again while holding refreshes that permit's expiry. It is safe for
-// concurrent use.
+// A Semaphore is a counting semaphore on one Redis key: up to permits (as
+// NewSemaphore was given) instances hold it at once, each with a permit of
+// its own that expires on its own, so a crashed holder frees only its
+// permit, after its expiry. Each instance has a random token and holds at
+// most one permit; acquiring again while holding refreshes that permit's
+// expiry. It is safe for concurrent use.
 //
 // The key is a sorted set of the holders' tokens scored by their permits'
 // expiry on the Redis server's clock, and every operation is one script on
@@ -130,16 +130,6 @@ func newSemaphore(store Store, key string, permits int, o options) (*Semaphore, 
 	}
 	s.holdExpiry.init(o)
 	return s, nil
-}
-
-// Key returns the Redis key of the semaphore.
-func (s *Semaphore) Key() string {
-	return s.key
-}
-
-// Permits returns how many holders this Semaphore lets in at once.
-func (s *Semaphore) Permits() int {
-	return s.permits
 }
 
 // SetExpiry sets the expiry of a permit with millisecond precision
@@ -360,10 +350,10 @@ func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
 	return earliest, nil
 }
 
-// Holders reports how many permits are live now, whoever holds them. It
+// holders reports how many permits are live now, whoever holds them. It
 // returns ErrNotSemaphore when the key holds another kind of value, and a
 // wrapped store error when Redis cannot answer.
-func (s *Semaphore) Holders(ctx context.Context) (int, error) {
+func (s *Semaphore) holders(ctx context.Context) (int, error) {
 	live, _, err := s.status(ctx, "holders")
 	return live, err
 }
