@@ -3,6 +3,7 @@ package redislock
 import (
 	"context"
 	"slices"
+	"time"
 )
 
 // ReleaseChannel exposes releaseChannel to the external tests.
@@ -47,3 +48,7 @@ func SemaphoreHolders(ctx context.Context, s *Semaphore) (int, error) { return s
 
 // MultiLockKeys returns a copy of m's keys in the order it takes them.
 func MultiLockKeys(m *MultiLock) []string { return slices.Clone(m.keys) }
+
+// SetSemaphoreExpiry changes s's expiry after construction, as WithExpiry
+// sets it, for the next acquire or renewal.
+func SetSemaphoreExpiry(s *Semaphore, expiry time.Duration) { s.expiry.Store(int64(expiry)) }

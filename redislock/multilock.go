@@ -74,7 +74,7 @@ type MultiLock struct {
 
 	state holdState
 
-	holdExpiry // the expiry SetExpiry sets, and the tolerance
+	holdExpiry // the expiry WithExpiry sets, and the tolerance
 	keeper     // the watchdog and when the hold began
 }
 
@@ -173,13 +173,6 @@ func sameScript(store Store, ring bool, a, b string) bool {
 		return hashTag(a) == hashTag(b)
 	}
 	return keySlot(a) == keySlot(b)
-}
-
-// SetExpiry sets the expiry with millisecond precision (rounded up to
-// whole milliseconds). It applies to the next acquire or renewal. A
-// negative value makes AcquireCtx return ErrInvalidExpiry.
-func (m *MultiLock) SetExpiry(expiry time.Duration) {
-	m.expiry.Store(int64(expiry))
 }
 
 // AcquireCtx tries once to take all the keys. It reports true when this

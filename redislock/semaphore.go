@@ -60,7 +60,7 @@ type Semaphore struct {
 
 	state holdState
 
-	holdExpiry // the expiry SetExpiry sets, and the tolerance
+	holdExpiry // the expiry WithExpiry sets, and the tolerance
 	keeper     // the watchdog and when the permit was taken
 }
 
@@ -78,7 +78,7 @@ var (
 // *redis.FailoverClient). It does no I/O. It returns ErrInvalidPermits
 // when permits is less than 1.
 //
-// The expiry works as a RedisLock's: WithExpiry or SetExpiry,
+// The expiry of a permit is set WithExpiry, in milliseconds (rounded up),
 // plus WithTolerance (500 ms by default) added to what Redis is sent.
 // WithBackoff, WithoutWakeups and WithDeadlineGuard apply as they do to a
 // RedisLock. WithFencing (its holders share the key, so no token orders
@@ -130,13 +130,6 @@ func newSemaphore(store Store, key string, permits int, o options) (*Semaphore, 
 	}
 	s.holdExpiry.init(o)
 	return s, nil
-}
-
-// SetExpiry sets the expiry of a permit with millisecond precision
-// (rounded up to whole milliseconds). It applies to the next acquire or
-// renewal. A negative value makes AcquireCtx return ErrInvalidExpiry.
-func (s *Semaphore) SetExpiry(expiry time.Duration) {
-	s.expiry.Store(int64(expiry))
 }
 
 // AcquireCtx tries once to take a permit. It reports true when this

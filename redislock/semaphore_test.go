@@ -450,7 +450,7 @@ func TestSemaphoreRefresh(t *testing.T) {
 		ctx := context.Background()
 		s := newSemaphore(t, b, key, 2, redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 		mustTakePermit(t, s, true, "holder")
-		s.SetExpiry(20 * time.Second)
+		redislock.SetSemaphoreExpiry(s, 20*time.Second)
 		if ok, err := s.RefreshCtx(ctx); !ok || err != nil {
 			t.Fatalf("RefreshCtx of a held permit = %v, %v; want true", ok, err)
 		}
