@@ -220,7 +220,7 @@ func placeOrder(ctx context.Context, svcCtx *ServiceContext, skus []string) erro
 	}
 	lock, err := redislock.NewMultiLock(redislock.GoZeroStore(svcCtx.Redis), keys, redislock.WithExpiry(5*time.Second))
 	if err != nil {
-		return err // redislock.ErrNoKeys, redislock.ErrDuplicateKey
+		return err // redislock.ErrInvalidKeys: no keys, or a key twice
 	}
 	ok, err := lock.AcquireWaitCtx(ctx, 2*time.Second) // holds none of the keys while it waits
 	if err != nil {

@@ -96,17 +96,17 @@ var (
 // RedisLock's (WithExpiry, WithTolerance, WithBackoff, WithoutWakeups,
 // WithDeadlineGuard), with the exceptions MultiLock names. It does no I/O.
 //
-// It returns ErrNoKeys for an empty list, an error wrapping
-// ErrDuplicateKey (and naming the key) when a key appears twice, and one
-// wrapping ErrOptionNotApplicable for an option the MultiLock refuses.
+// It returns an error wrapping ErrInvalidKeys for an empty list, or when
+// a key appears twice (naming the key), and one wrapping
+// ErrOptionNotApplicable for an option the MultiLock refuses.
 func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error) {
 	if len(keys) == 0 {
-		return nil, ErrNoKeys
+		return nil, fmt.Errorf("%w: no keys", ErrInvalidKeys)
 	}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if seen[k] {
-			return nil, fmt.Errorf("%w: %q", ErrDuplicateKey, k)
+			return nil, fmt.Errorf("%w: duplicate key %q", ErrInvalidKeys, k)
 		}
 		seen[k] = true
 	}
