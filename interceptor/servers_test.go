@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/testpb"
@@ -22,7 +23,7 @@ import (
 func defaultStore(t *testing.T, srv *redistest.Server) *zredis.Redis {
 	t.Helper()
 	store := zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true})
-	if err := redislock.CheckGoZeroStore(context.Background(), store); err != nil {
+	if err := redislock.NewBackend(redislock.GoZeroStore(store)).(zerolock.Checker).Check(context.Background()); err != nil {
 		t.Fatalf("go-zero's default store on %s: %v", srv.Version(), err)
 	}
 	return store

@@ -12,6 +12,7 @@ import (
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/resttest"
 	"github.com/zerolock/zerolock/middleware"
@@ -24,7 +25,7 @@ import (
 func defaultStore(t *testing.T, srv *redistest.Server) *zredis.Redis {
 	t.Helper()
 	store := zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true})
-	if err := redislock.CheckGoZeroStore(context.Background(), store); err != nil {
+	if err := redislock.NewBackend(redislock.GoZeroStore(store)).(zerolock.Checker).Check(context.Background()); err != nil {
 		t.Fatalf("go-zero's default store on %s: %v", srv.Version(), err)
 	}
 	return store

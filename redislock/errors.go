@@ -16,7 +16,8 @@ var (
 	// package wrote the key or the server is not Redis-compatible.
 	ErrUnexpectedReply = errors.New("redislock: unexpected reply from redis")
 
-	// ErrIdentityRejected is returned by CheckGoZeroStore, and by every
+	// ErrIdentityRejected is returned by the start-up check of the
+	// middleware and the interceptor (NewBackend's Check), and by every
 	// command of a lock on go-zero's store, when the store sends CLIENT
 	// SETINFO on new connections and the server rejects it: go-zero's
 	// circuit breaker would count each rejection and open under a burst of
@@ -73,12 +74,10 @@ var (
 	// also a zerolock.ErrMisconfigured.
 	ErrNotSemaphore = misconfigured("redislock: key holds a value that is not a semaphore")
 
-	// ErrNoKeys is returned by NewMultiLock for an empty key list.
-	ErrNoKeys = errors.New("redislock: a multi-lock needs at least one key")
-
-	// ErrDuplicateKey is returned by NewMultiLock, wrapped with the key,
-	// when a key appears twice in its list.
-	ErrDuplicateKey = errors.New("redislock: duplicate key in a multi-lock")
+	// ErrInvalidKeys is returned by NewMultiLock, wrapped with what is
+	// wrong, for a key list it cannot lock: an empty one ("no keys"), or
+	// one in which a key appears twice (the message names that key).
+	ErrInvalidKeys = errors.New("redislock: invalid multi-lock keys")
 
 	// ErrNotLockKey is returned, wrapped with the key and the type it holds
 	// (WRONGTYPE), when a multi-lock's key holds something other than a

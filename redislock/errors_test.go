@@ -1,6 +1,7 @@
 package redislock_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -27,5 +28,34 @@ func TestMisconfiguredErrors(t *testing.T) {
 		if errors.Is(err, zerolock.ErrMisconfigured) {
 			t.Errorf("%v is ErrMisconfigured", err)
 		}
+	}
+}
+
+// A *QuorumError, wrapped as a caller would, still matches ErrQuorum and
+// each node's error (errors.Is) and is still found by errors.As; its message
+// is its own, not ErrQuorum's.
+func TestQuorumErrorMatches(t *testing.T) {
+	qe := &redislock.QuorumError{Acquired: 1, Needed: 2, Nodes: []redislock.NodeOutcome{
+		{Node: 0, OK: true},
+		{Node: 1, Err: context.DeadlineExceeded},
+		{Node: 2},
+	}}
+	err := fmt.Errorf("acquire: %w", qe)
+	if !errors.Is(err, redislock.ErrQuorum) {
+		t.Errorf("errors.Is(%v, ErrQuorum) = false", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("errors.Is(%v, node 1's context.DeadlineExceeded) = false", err)
+	}
+	var got *redislock.QuorumError
+	if !errors.As(err, &got) || got != qe {
+		t.Errorf("errors.As(%v, *QuorumError) = %v, want the error itself", err, got)
+	}
+	if errors.Is(redislock.ErrQuorum, qe) || errors.Is(err, redislock.ErrNotReplicated) {
+		t.Error("the quorum error matches an error it does not wrap")
+	}
+	want := "redislock: no quorum: 1 of 3 nodes, 2 needed; node 0: ok; node 1: context deadline exceeded; node 2: held by another"
+	if qe.Error() != want {
+		t.Errorf("Error() = %q, want %q", qe.Error(), want)
 	}
 }

@@ -81,10 +81,10 @@ func ExampleNewMultiLock_badKeys() {
 	defer client.Close()
 
 	_, err := redislock.NewMultiLock(client, nil)
-	fmt.Println(errors.Is(err, redislock.ErrNoKeys))
+	fmt.Println(errors.Is(err, redislock.ErrInvalidKeys), err)
 	_, err = redislock.NewMultiLock(client, []string{"stock:sku-1", "stock:sku-1"})
-	fmt.Println(errors.Is(err, redislock.ErrDuplicateKey), err)
+	fmt.Println(errors.Is(err, redislock.ErrInvalidKeys), err)
 	// Output:
-	// true
-	// true redislock: duplicate key in a multi-lock: "stock:sku-1"
+	// true redislock: invalid multi-lock keys: no keys
+	// true redislock: invalid multi-lock keys: duplicate key "stock:sku-1"
 }

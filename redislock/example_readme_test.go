@@ -194,11 +194,12 @@ var errTooMany = errors.New("two exports are already running, retry later")
 // startExport runs an export when fewer than two of the user's exports
 // run: a semaphore of two permits on the user's key.
 func startExport(ctx context.Context, svcCtx *ServiceContext, userID string, export func(context.Context) error) error {
-	sem, err := redislock.NewSemaphore(redislock.GoZeroStore(svcCtx.Redis), "export:"+userID, 2)
+	// Each permit expires on its own: a crashed export frees only its own.
+	sem, err := redislock.NewSemaphore(redislock.GoZeroStore(svcCtx.Redis), "export:"+userID, 2,
+		redislock.WithExpiry(time.Minute))
 	if err != nil {
 		return err // permits < 1: redislock.ErrInvalidPermits
 	}
-	sem.SetExpiry(time.Minute) // each permit expires on its own: a crashed export frees only its own
 	ok, err := sem.AcquireCtx(ctx)
 	if err != nil {
 		return err
@@ -219,7 +220,7 @@ func placeOrder(ctx context.Context, svcCtx *ServiceContext, skus []string) erro
 	}
 	lock, err := redislock.NewMultiLock(redislock.GoZeroStore(svcCtx.Redis), keys, redislock.WithExpiry(5*time.Second))
 	if err != nil {
-		return err // redislock.ErrNoKeys, redislock.ErrDuplicateKey
+		return err // redislock.ErrInvalidKeys: no keys, or a key twice
 	}
 	ok, err := lock.AcquireWaitCtx(ctx, 2*time.Second) // holds none of the keys while it waits
 	if err != nil {

@@ -24,9 +24,7 @@ func ExampleNewRWLock() {
 	store := redislock.GoZeroStore(zredis.New(mr.Addr(), zredis.WithIdentity()))
 
 	newLock := func() *redislock.RWLock {
-		l := redislock.NewRWLock(store, "cache:catalog", redislock.WithFencing())
-		l.SetExpiry(5 * time.Second)
-		return l
+		return redislock.NewRWLock(store, "cache:catalog", redislock.WithFencing(), redislock.WithExpiry(5*time.Second))
 	}
 	ctx := context.Background()
 	reader1, reader2, rebuild := newLock(), newLock(), newLock()

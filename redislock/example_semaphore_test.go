@@ -22,11 +22,11 @@ func ExampleSemaphore() {
 	store := zredis.New(mr.Addr(), zredis.WithIdentity())
 
 	export := func() *redislock.Semaphore {
-		s, err := redislock.NewSemaphore(redislock.GoZeroStore(store), "export:user-7", 2)
+		// A permit lasts a minute unless released or watched.
+		s, err := redislock.NewSemaphore(redislock.GoZeroStore(store), "export:user-7", 2, redislock.WithExpiry(time.Minute))
 		if err != nil {
 			panic(err) // only for permits < 1
 		}
-		s.SetExpiry(time.Minute) // a permit lasts a minute unless released or watched
 		return s
 	}
 	ctx := context.Background()

@@ -12,9 +12,10 @@ import (
 	"github.com/zerolock/zerolock/internal/ctxdone"
 )
 
-// holdExpiry is how long a lock's holds last: the expiry SetExpiry (and a
-// RedisLock's or RedLock's SetExpire) sets, read at each acquire and
-// renewal, and the tolerance added to what Redis is sent. Every kind of lock embeds one.
+// holdExpiry is how long a lock's holds last: the expiry WithExpiry sets
+// (and a RedisLock's or RedLock's SetExpire or SetExpiry changes), read at
+// each acquire and renewal, and the tolerance added to what Redis is sent.
+// Every kind of lock embeds one.
 type holdExpiry struct {
 	expiry    atomic.Int64 // time.Duration
 	tolerance time.Duration

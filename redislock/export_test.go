@@ -1,5 +1,11 @@
 package redislock
 
+import (
+	"context"
+	"slices"
+	"time"
+)
+
 // ReleaseChannel exposes releaseChannel to the external tests.
 var ReleaseChannel = releaseChannel
 
@@ -27,3 +33,22 @@ func Recording(l *RedisLock) RecordingLock { return recordingLock{l} }
 
 // ErrInvalidRetain exposes errInvalidRetain to the external tests.
 var ErrInvalidRetain = errInvalidRetain
+
+// CheckGoZeroStore exposes checkGoZeroStore to the external tests.
+var CheckGoZeroStore = checkGoZeroStore
+
+// SemaphoreKey returns s's Redis key.
+func SemaphoreKey(s *Semaphore) string { return s.key }
+
+// SemaphorePermits returns how many holders s lets in at once.
+func SemaphorePermits(s *Semaphore) int { return s.permits }
+
+// SemaphoreHolders exposes holders: how many permits of s are live now.
+func SemaphoreHolders(ctx context.Context, s *Semaphore) (int, error) { return s.holders(ctx) }
+
+// MultiLockKeys returns a copy of m's keys in the order it takes them.
+func MultiLockKeys(m *MultiLock) []string { return slices.Clone(m.keys) }
+
+// SetSemaphoreExpiry changes s's expiry after construction, as WithExpiry
+// sets it, for the next acquire or renewal.
+func SetSemaphoreExpiry(s *Semaphore, expiry time.Duration) { s.expiry.Store(int64(expiry)) }

@@ -13,9 +13,9 @@ import (
 // RedisConf says) to Store. Commands go through go-zero's client, so its
 // circuit breaker, metrics and tracing see them. Before its first command
 // it checks, once per store, that the server accepts the CLIENT SETINFO
-// go-zero sends on new connections (see CheckGoZeroStore); where it does
-// not, every command returns an error wrapping ErrIdentityRejected, which
-// names the fix.
+// go-zero sends on new connections (NewBackend's Check runs the same check
+// at start-up); where it does not, every command returns an error wrapping
+// ErrIdentityRejected, which names the fix.
 func GoZeroStore(store *zredis.Redis) Store {
 	return goZeroStore{r: store, id: identityFor(store), identityOff: identityOff(store)}
 }

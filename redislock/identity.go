@@ -60,13 +60,13 @@ func identityFor(store *zredis.Redis) *identityCheck {
 	return c.(*identityCheck)
 }
 
-// CheckGoZeroStore tells whether go-zero's store can take locks without
+// checkGoZeroStore tells whether go-zero's store can take locks without
 // tripping its own circuit breaker. It returns an error wrapping
 // ErrIdentityRejected, which names the fix, when the store sends CLIENT
 // SETINFO on new connections and the server rejects that command; nil
 // when the store has DisableIdentity set or the server accepts the
 // command. The server's answer is asked once per address and remembered;
-// until the server gave a clear one, CheckGoZeroStore returns the error
+// until the server gave a clear one, checkGoZeroStore returns the error
 // that kept it from answering (a refused connection, a wrong password, a
 // context that ended) and asks again on the next call.
 //
@@ -75,9 +75,10 @@ func identityFor(store *zredis.Redis) *identityCheck {
 // RedisConf of that address in the process needs DisableIdentity.
 //
 // NewRedisLock's locks, the middleware and the interceptor run this check
-// themselves: the middleware and the interceptor at start-up, a lock
-// before its first command on a store that has not been checked yet.
-func CheckGoZeroStore(ctx context.Context, store *zredis.Redis) error {
+// themselves: the middleware and the interceptor at start-up (NewBackend's
+// Check), a lock before its first command on a store that has not been
+// checked yet.
+func checkGoZeroStore(ctx context.Context, store *zredis.Redis) error {
 	return identityFor(store).check(ctx, store)
 }
 

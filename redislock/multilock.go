@@ -42,7 +42,8 @@ var (
 // The guarantee: on a single Redis server, or on Redis Cluster when all
 // the keys share a hash slot (a common hash tag: "{order:42}:sku-1"),
 // every operation is one script over all the keys, atomic. On Cluster
-// across slots the keys are taken slot by slot in a fixed order (Keys),
+// across slots the keys are taken slot by slot in a fixed order (by hash
+// slot, then hash tag, then key),
 // each slot's keys atomically, and a refusal gives back those already
 // taken (compare-and-delete with the lock's token). Once AcquireCtx
 // returns the lock is held entirely or, after false with a nil error, not
@@ -73,7 +74,7 @@ type MultiLock struct {
 
 	state holdState
 
-	holdExpiry // the expiry SetExpiry sets, and the tolerance
+	holdExpiry // the expiry WithExpiry sets, and the tolerance
 	keeper     // the watchdog and when the hold began
 }
 
@@ -95,17 +96,17 @@ var (
 // RedisLock's (WithExpiry, WithTolerance, WithBackoff, WithoutWakeups,
 // WithDeadlineGuard), with the exceptions MultiLock names. It does no I/O.
 //
-// It returns ErrNoKeys for an empty list, an error wrapping
-// ErrDuplicateKey (and naming the key) when a key appears twice, and one
-// wrapping ErrOptionNotApplicable for an option the MultiLock refuses.
+// It returns an error wrapping ErrInvalidKeys for an empty list, or when
+// a key appears twice (naming the key), and one wrapping
+// ErrOptionNotApplicable for an option the MultiLock refuses.
 func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error) {
 	if len(keys) == 0 {
-		return nil, ErrNoKeys
+		return nil, fmt.Errorf("%w: no keys", ErrInvalidKeys)
 	}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if seen[k] {
-			return nil, fmt.Errorf("%w: %q", ErrDuplicateKey, k)
+			return nil, fmt.Errorf("%w: duplicate key %q", ErrInvalidKeys, k)
 		}
 		seen[k] = true
 	}
@@ -172,18 +173,6 @@ func sameScript(store Store, ring bool, a, b string) bool {
 		return hashTag(a) == hashTag(b)
 	}
 	return keySlot(a) == keySlot(b)
-}
-
-// Keys returns the lock's keys in the order it takes them (see MultiLock).
-func (m *MultiLock) Keys() []string {
-	return slices.Clone(m.keys)
-}
-
-// SetExpiry sets the expiry with millisecond precision (rounded up to
-// whole milliseconds). It applies to the next acquire or renewal. A
-// negative value makes AcquireCtx return ErrInvalidExpiry.
-func (m *MultiLock) SetExpiry(expiry time.Duration) {
-	m.expiry.Store(int64(expiry))
 }
 
 // AcquireCtx tries once to take all the keys. It reports true when this

@@ -111,7 +111,7 @@ func TestMultiLockClusterGivesBack(t *testing.T) {
 	admin := c.Client(t)
 	for name, store := range spiedClusterStores(t, c) {
 		t.Run(name, func(t *testing.T) {
-			keys := newMulti(t, store, crossSlotKeys(t, admin, 3)).Keys()
+			keys := redislock.MultiLockKeys(newMulti(t, store, crossSlotKeys(t, admin, 3)))
 			for busy := 1; busy < len(keys); busy++ {
 				holder := redislock.New(admin, keys[busy], redislock.WithExpiry(30*time.Second))
 				mustAcquire(t, holder, true)
@@ -179,7 +179,7 @@ func TestMultiLockClusterWaitAndWatch(t *testing.T) {
 				cancel()
 				<-done
 			})
-			first := waiter.Keys()[0] // the slot every try is refused on
+			first := redislock.MultiLockKeys(waiter)[0] // the slot every try is refused on
 			waitUntil(t, "the waiter listens and its try after subscribing was refused", func() bool {
 				_, n := spy.get()
 				return redislock.HubWaiters(store, first) == 1 && n >= 2
@@ -189,7 +189,7 @@ func TestMultiLockClusterWaitAndWatch(t *testing.T) {
 
 			mustHoldOneToken(t, admin, keys)
 			lockCtx := waiter.Watch(context.Background(), zerolock.RenewEvery(20*time.Millisecond))
-			last := waiter.Keys()[len(keys)-1]
+			last := redislock.MultiLockKeys(waiter)[len(keys)-1]
 			if err := admin.Del(context.Background(), last).Err(); err != nil {
 				t.Fatal(err)
 			}

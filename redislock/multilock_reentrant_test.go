@@ -144,14 +144,14 @@ func TestMultiLockRefusalHoldsNone(t *testing.T) {
 		ctx := context.Background()
 		m := newMulti(t, store, keys)
 		mustMultiAcquire(t, m, true)
-		middle := m.Keys()[1]
+		middle := redislock.MultiLockKeys(m)[1]
 		if err := admin.Del(ctx, middle).Err(); err != nil {
 			t.Fatal(err)
 		}
 		other := redislock.New(admin, middle, redislock.WithExpiry(30*time.Second))
 		mustAcquire(t, other, true)
 		mustMultiAcquire(t, m, false)
-		for _, k := range m.Keys() {
+		for _, k := range redislock.MultiLockKeys(m) {
 			if k != middle {
 				mustBeFree(t, admin, k)
 			}
@@ -186,7 +186,7 @@ func TestMultiLockClusterOneInstanceConcurrent(t *testing.T) {
 // oneInstanceConcurrent is one case of TestMultiLockClusterOneInstanceConcurrent:
 // second names the call made meanwhile.
 func oneInstanceConcurrent(t *testing.T, store redislock.Store, admin *redis.ClusterClient, second string) {
-	keys := newMulti(t, store, crossSlotKeys(t, admin, 2)).Keys()
+	keys := redislock.MultiLockKeys(newMulti(t, store, crossSlotKeys(t, admin, 2)))
 	busy := redislock.New(admin, keys[1], redislock.WithExpiry(30*time.Second))
 	mustAcquire(t, busy, true)
 	m := newMulti(t, store, keys)
@@ -261,8 +261,8 @@ func TestMultiLockClusterFailedRefreshGivesBackOnlyFresh(t *testing.T) {
 			lost, kept := tag+":a", tag+":b"
 			keys := append(others, lost, kept)
 			m := newMulti(t, store, keys)
-			if first := m.Keys()[:2]; !slices.Contains(first, lost) || !slices.Contains(first, kept) {
-				t.Fatalf("keys in the order taken %q: want the hash tag's first", m.Keys())
+			if first := redislock.MultiLockKeys(m)[:2]; !slices.Contains(first, lost) || !slices.Contains(first, kept) {
+				t.Fatalf("keys in the order taken %q: want the hash tag's first", redislock.MultiLockKeys(m))
 			}
 			mustMultiAcquire(t, m, true)
 			token := mustHoldOneToken(t, admin, keys)

@@ -51,8 +51,8 @@ func TestMultiLockWrongType(t *testing.T) {
 	multiDeployments(t, func(t *testing.T, store redislock.Store, admin redis.UniversalClient, keys []string, _ int) {
 		ctx := context.Background()
 		m := newMulti(t, store, keys)
-		wrong := m.Keys()[1]
-		others := []string{m.Keys()[0], m.Keys()[2]}
+		wrong := redislock.MultiLockKeys(m)[1]
+		others := []string{redislock.MultiLockKeys(m)[0], redislock.MultiLockKeys(m)[2]}
 		if err := admin.HSet(ctx, wrong, "writer", "x").Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -118,8 +118,11 @@ func defaultOptions() options {
 }
 
 // WithExpiry sets the initial expiry of the lock with millisecond precision,
-// for expiries that SetExpire's whole seconds cannot express. The default is
-// go-zero's: 0, so that only the tolerance keeps the key alive.
+// for expiries that SetExpire's whole seconds cannot express. A Semaphore,
+// MultiLock or RWLock keeps it for its lifetime (only a RedisLock and a
+// RedLock change theirs, with SetExpire or SetExpiry). The default is
+// go-zero's: 0, so that only the tolerance keeps the key alive. A negative
+// expiry makes every acquire return ErrInvalidExpiry.
 func WithExpiry(expiry time.Duration) Option {
 	return func(o *options) {
 		o.expiry = expiry

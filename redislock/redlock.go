@@ -306,14 +306,10 @@ func (e *QuorumError) Error() string {
 	return b.String()
 }
 
-// Is matches ErrQuorum.
-func (e *QuorumError) Is(target error) bool {
-	return target == ErrQuorum
-}
-
-// Unwrap returns the nodes' errors.
+// Unwrap returns ErrQuorum, then the nodes' errors, so errors.Is matches
+// ErrQuorum and each node's error.
 func (e *QuorumError) Unwrap() []error {
-	var errs []error
+	errs := []error{ErrQuorum}
 	for _, n := range e.Nodes {
 		if n.Err != nil {
 			errs = append(errs, n.Err)

@@ -96,7 +96,7 @@ type RWLock struct {
 	mu   sync.Mutex
 	side side // what this instance may hold, as Redis last answered
 
-	holdExpiry // the expiry SetExpiry sets, and the tolerance
+	holdExpiry // the expiry WithExpiry sets, and the tolerance
 	keeper     // the watchdog of the side held
 }
 
@@ -151,18 +151,6 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 	l.holdExpiry.init(o)
 	l.refused = o.refuse(rwLockRefuses, "an RWLock", strconv.Quote(key))
 	return l
-}
-
-// Key returns the Redis key of the lock (the writer's).
-func (l *RWLock) Key() string {
-	return l.key
-}
-
-// SetExpiry sets the expiry of both sides with millisecond precision
-// (rounded up). It applies to the next acquire or refresh. A negative value
-// makes them return ErrInvalidExpiry.
-func (l *RWLock) SetExpiry(expiry time.Duration) {
-	l.expiry.Store(int64(expiry))
 }
 
 // RLockCtx tries once to take a read share. It reports true when this

@@ -795,8 +795,7 @@ func TestRWLockRefresh(t *testing.T) {
 func TestRWLockBadArguments(t *testing.T) {
 	srv := redistest.Start(t)
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
-		bad := newRW(b, key)
-		bad.SetExpiry(-1 * time.Second)
+		bad := newRW(b, key, redislock.WithExpiry(-1*time.Second))
 		cancelled, cancel := context.WithCancel(context.Background())
 		cancel()
 		good := newRW(b, key)
@@ -1009,9 +1008,8 @@ func TestRWLockRing(t *testing.T) {
 	for i := range 12 {
 		key := fmt.Sprintf("zerolock-test:ring}%d", i)
 		readers, intent := companion(key, "zerolock.readers"), companion(key, "zerolock.writer-waiting")
-		reader, probe := redislock.NewRWLock(ring, key), redislock.NewRWLock(ring, key)
+		reader, probe := redislock.NewRWLock(ring, key, redislock.WithExpiry(30*time.Second)), redislock.NewRWLock(ring, key)
 		writer := redislock.NewRWLock(ring, key, redislock.WithExpiry(30*time.Second))
-		reader.SetExpiry(30 * time.Second)
 		ok, err := reader.RLockCtx(context.Background())
 		rwWant(t, key+": RLock", ok, err, true)
 		if on := exists(readers); len(on) != 1 {

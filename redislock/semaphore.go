@@ -33,12 +33,12 @@ var (
 	semaphoreStateScript = newScript(semaphoreStateSource)
 )
 
-// A Semaphore is a counting semaphore on one Redis key: up to Permits
-// instances hold it at once, each with a permit of its own that expires on
-// its own, so a crashed holder frees only its permit, after its expiry.
-// Each instance has a random token and holds at most one permit; acquiring
-// again while holding refreshes that permit's expiry. It is safe for
-// concurrent use.
+// A Semaphore is a counting semaphore on one Redis key: up to permits (as
+// NewSemaphore was given) instances hold it at once, each with a permit of
+// its own that expires on its own, so a crashed holder frees only its
+// permit, after its expiry. Each instance has a random token and holds at
+// most one permit; acquiring again while holding refreshes that permit's
+// expiry. It is safe for concurrent use.
 //
 // The key is a sorted set of the holders' tokens scored by their permits'
 // expiry on the Redis server's clock, and every operation is one script on
@@ -60,7 +60,7 @@ type Semaphore struct {
 
 	state holdState
 
-	holdExpiry // the expiry SetExpiry sets, and the tolerance
+	holdExpiry // the expiry WithExpiry sets, and the tolerance
 	keeper     // the watchdog and when the permit was taken
 }
 
@@ -78,7 +78,7 @@ var (
 // *redis.FailoverClient). It does no I/O. It returns ErrInvalidPermits
 // when permits is less than 1.
 //
-// The expiry works as a RedisLock's: WithExpiry or SetExpiry,
+// The expiry of a permit is set WithExpiry, in milliseconds (rounded up),
 // plus WithTolerance (500 ms by default) added to what Redis is sent.
 // WithBackoff, WithoutWakeups and WithDeadlineGuard apply as they do to a
 // RedisLock. WithFencing (its holders share the key, so no token orders
@@ -130,23 +130,6 @@ func newSemaphore(store Store, key string, permits int, o options) (*Semaphore, 
 	}
 	s.holdExpiry.init(o)
 	return s, nil
-}
-
-// Key returns the Redis key of the semaphore.
-func (s *Semaphore) Key() string {
-	return s.key
-}
-
-// Permits returns how many holders this Semaphore lets in at once.
-func (s *Semaphore) Permits() int {
-	return s.permits
-}
-
-// SetExpiry sets the expiry of a permit with millisecond precision
-// (rounded up to whole milliseconds). It applies to the next acquire or
-// renewal. A negative value makes AcquireCtx return ErrInvalidExpiry.
-func (s *Semaphore) SetExpiry(expiry time.Duration) {
-	s.expiry.Store(int64(expiry))
 }
 
 // AcquireCtx tries once to take a permit. It reports true when this
@@ -360,10 +343,10 @@ func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
 	return earliest, nil
 }
 
-// Holders reports how many permits are live now, whoever holds them. It
+// holders reports how many permits are live now, whoever holds them. It
 // returns ErrNotSemaphore when the key holds another kind of value, and a
 // wrapped store error when Redis cannot answer.
-func (s *Semaphore) Holders(ctx context.Context) (int, error) {
+func (s *Semaphore) holders(ctx context.Context) (int, error) {
 	live, _, err := s.status(ctx, "holders")
 	return live, err
 }

@@ -52,7 +52,7 @@ func TestSemaphoreClusterNoCrossSlot(t *testing.T) {
 				if ok, err := s.RefreshCtx(ctx); !ok || err != nil {
 					t.Fatalf("name %q: RefreshCtx = %v, %v", name, ok, err)
 				}
-				if n, err := s.Holders(ctx); n != 1 || err != nil {
+				if n, err := redislock.SemaphoreHolders(ctx, s); n != 1 || err != nil {
 					t.Fatalf("name %q: Holders = %v, %v", name, n, err)
 				}
 				if _, err := s.TTL(ctx); err != nil {

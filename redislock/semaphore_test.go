@@ -51,7 +51,7 @@ func mustFreePermit(t *testing.T, s *redislock.Semaphore, want bool, who string)
 // mustHolders fails the test unless s.Holders reports want.
 func mustHolders(t *testing.T, s *redislock.Semaphore, want int) {
 	t.Helper()
-	if n, err := s.Holders(context.Background()); n != want || err != nil {
+	if n, err := redislock.SemaphoreHolders(context.Background(), s); n != want || err != nil {
 		t.Fatalf("Holders() = %d, %v; want %d", n, err, want)
 	}
 }
@@ -102,8 +102,8 @@ func TestSemaphoreBadArguments(t *testing.T) {
 		})
 	}
 	s, err := redislock.NewSemaphore(store, "zerolock-test:bad", 3)
-	if err != nil || s.Permits() != 3 || s.Key() != "zerolock-test:bad" {
-		t.Fatalf("NewSemaphore = %v (permits %d, key %q), %v", s, s.Permits(), s.Key(), err)
+	if err != nil || redislock.SemaphorePermits(s) != 3 || redislock.SemaphoreKey(s) != "zerolock-test:bad" {
+		t.Fatalf("NewSemaphore = %v (permits %d, key %q), %v", s, redislock.SemaphorePermits(s), redislock.SemaphoreKey(s), err)
 	}
 }
 
@@ -194,7 +194,7 @@ func checkOwnExpiry(t *testing.T, b backend) {
 	mustTakePermit(t, short, true, "short")
 	mustTakePermit(t, newcomer, false, "newcomer while 3 permits are held")
 	for deadline := start.Add(5 * time.Second); ; {
-		n, err := short.Holders(context.Background())
+		n, err := redislock.SemaphoreHolders(context.Background(), short)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -450,7 +450,7 @@ func TestSemaphoreRefresh(t *testing.T) {
 		ctx := context.Background()
 		s := newSemaphore(t, b, key, 2, redislock.WithExpiry(time.Second), redislock.WithTolerance(0))
 		mustTakePermit(t, s, true, "holder")
-		s.SetExpiry(20 * time.Second)
+		redislock.SetSemaphoreExpiry(s, 20*time.Second)
 		if ok, err := s.RefreshCtx(ctx); !ok || err != nil {
 			t.Fatalf("RefreshCtx of a held permit = %v, %v; want true", ok, err)
 		}
@@ -614,7 +614,7 @@ func TestSemaphoreWrongType(t *testing.T) {
 			"Release":     func() error { _, err := s.ReleaseCtx(ctx); return err },
 			"Refresh":     func() error { _, err := s.RefreshCtx(ctx); return err },
 			"TTL":         func() error { _, err := s.TTL(ctx); return err },
-			"Holders":     func() error { _, err := s.Holders(ctx); return err },
+			"Holders":     func() error { _, err := redislock.SemaphoreHolders(ctx, s); return err },
 		}
 		for name, call := range calls {
 			err := call()
