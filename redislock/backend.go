@@ -12,18 +12,24 @@ import (
 // middleware's and the interceptor's WithBackend constructors. opts apply
 // to every lock it makes (WithDeadlineGuard, say), before the expiry,
 // fencing and name that the zerolock.LockerOptions set (a name given
-// WithName stays when LockerOptions.Name is empty). The rule of Option
-// holds for each lock: an option a RedisLock refuses makes every acquire
-// of its locks fail, and one a Semaphore refuses (WithFencing,
-// WithReplicaAcks) makes its NewSemaphore fail.
+// WithName stays when LockerOptions.Name is empty). An option a RedisLock
+// refuses (see Option) is refused by Check, which the middleware and the
+// interceptor run at start-up, and by every acquire of the backend's locks;
+// one that only a Semaphore refuses (WithReplicaAcks) makes its
+// NewSemaphore fail. WithFencing fences the RedisLocks, and the
+// semaphores, whose holders no token could order, go without it.
 func NewBackend(store Store, opts ...Option) zerolock.Backend {
-	return storeBackend{store: store, setGet: new(setGetSupport), opts: opts}
+	b := storeBackend{store: store, setGet: new(setGetSupport), opts: opts}
+	o := b.options(zerolock.LockerOptions{})
+	b.refused = o.refuse(mutexRefuses, "the RedisLocks of a backend", "", nil)
+	return b
 }
 
 type storeBackend struct {
-	store  Store
-	setGet *setGetSupport
-	opts   []Option
+	store   Store
+	setGet  *setGetSupport
+	opts    []Option
+	refused error // what every RedisLock of the backend refuses, or nil
 }
 
 func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.Locker {
@@ -33,13 +39,18 @@ func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.
 	return recordingLock{newObservedLock(b.store, key, o)}
 }
 
-// Check refuses a go-zero store whose server rejects the CLIENT SETINFO
+// Check refuses an option that the backend's RedisLocks refuse (wrapping
+// ErrOptionNotApplicable and zerolock.ErrMisconfigured), and a go-zero
+// store whose server rejects the CLIENT SETINFO
 // that the store sends on every new connection, with an error wrapping
 // ErrIdentityRejected (and zerolock.ErrMisconfigured) that names the fix,
 // DisableIdentity: true. A server that cannot be reached now returns its
 // error; a lock checks again before its first command. Other stores have
 // nothing to check.
 func (b storeBackend) Check(ctx context.Context) error {
+	if b.refused != nil {
+		return b.refused
+	}
 	return checkStore(ctx, b.store)
 }
 
@@ -68,12 +79,15 @@ func (b storeBackend) options(lo zerolock.LockerOptions) options {
 // NewSemaphore returns a Semaphore of permits on key in the backend's
 // store, for the middleware's and the interceptor's limit mode. The
 // backend's options apply first (WithoutWakeups only when they include
-// it), then o's expiry, with no tolerance added, and its name. It returns
-// ErrInvalidPermits for permits < 1, and an error wrapping
-// ErrOptionNotApplicable when the backend's options include one that a
-// Semaphore refuses.
+// it), then o's expiry, with no tolerance added, and its name; the
+// backend's WithFencing is not a Semaphore's. It returns ErrInvalidPermits
+// for permits < 1, and an error wrapping ErrOptionNotApplicable when the
+// backend's options include another that a Semaphore refuses.
 func (b storeBackend) NewSemaphore(key string, permits int, o zerolock.LockerOptions) (zerolock.Locker, error) {
-	s, err := newSemaphore(b.store, key, permits, b.options(o))
+	so := b.options(o)
+	// The backend's WithFencing is for its RedisLocks.
+	so.fencing, so.given = false, so.given&^optFencing
+	s, err := newSemaphore(b.store, key, permits, so)
 	if err != nil {
 		return nil, err // not a nil *Semaphore in a non-nil Locker
 	}
@@ -83,26 +97,36 @@ func (b storeBackend) NewSemaphore(key string, permits int, o zerolock.LockerOpt
 // NewRedLockBackend returns the zerolock.Backend of RedLocks over independent
 // masters. Its locks are not TTLers, Watchers or Fencers: Retry-After is the
 // rule's expiry, and the middleware and interceptor refuse Renew and Fence
-// with it. An option a RedLock refuses (see Option) makes every acquire of
-// its locks fail.
+// with it. An option a RedLock refuses (see Option) is refused by Check,
+// which the middleware and the interceptor run at start-up, and by every
+// acquire of its locks.
 func NewRedLockBackend(stores []Store, opts ...Option) zerolock.Backend {
 	// One memory of SET NX GET refusals for all nodes: a node older than
 	// Redis 7.0 sends every node's fresh acquire to the script, which is
 	// always correct.
 	opts = append(opts[:len(opts):len(opts)], sharedSetGet(new(setGetSupport)))
-	return redLockBackend{stores: stores, opts: opts}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return redLockBackend{stores: stores, opts: opts, refused: o.refuse(redLockRefuses, "the RedLocks of a backend", "", nil)}
 }
 
 type redLockBackend struct {
-	stores []Store
-	opts   []Option
+	stores  []Store
+	opts    []Option
+	refused error // what every RedLock of the backend refuses, or nil
 }
 
-// Check is a store backend's Check on every master, all at once, so that
+// Check refuses an option the backend's RedLocks refuse; then it is a store
+// backend's Check on every master, all at once, so that
 // one master that hangs until ctx ends cannot hide another's
 // misconfiguration: a misconfigured master is refused; otherwise the first
 // master that cannot be reached now returns its error.
 func (b redLockBackend) Check(ctx context.Context) error {
+	if b.refused != nil {
+		return b.refused
+	}
 	errs := make([]error, len(b.stores))
 	var wg sync.WaitGroup
 	for i, store := range b.stores {

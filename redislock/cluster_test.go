@@ -135,7 +135,7 @@ func TestClusterWaitAndWatch(t *testing.T) {
 			go func() {
 				ok, err := waiter.AcquireWaitCtx(context.Background(), 10*time.Second)
 				if !ok || err != nil {
-					t.Errorf("AcquireWait() = %v, %v", ok, err)
+					t.Errorf("AcquireWaitCtx() = %v, %v", ok, err)
 				}
 				got <- time.Now()
 			}()

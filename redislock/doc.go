@@ -29,8 +29,8 @@
 // for is refused with ErrOptionNotApplicable (see Option).
 //
 // Beyond the mutex, on the same stores (go-zero's through GoZeroStore, and
-// go-redis clients), with the same options, woken waiting, Watch and
-// Refresh:
+// go-redis clients), with the options that apply to each, woken waiting,
+// Watch and Refresh:
 //
 //   - NewSemaphore: at most N holders of a key, each permit expiring on its
 //     own (cap concurrent exports per user).

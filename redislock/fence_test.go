@@ -40,7 +40,7 @@ func TestFencingTokens(t *testing.T) {
 				for got := 0; got < each; {
 					ok, err := lock.AcquireWaitCtx(context.Background(), 10*time.Second)
 					if err != nil || !ok {
-						t.Errorf("AcquireWait() = %v, %v", ok, err)
+						t.Errorf("AcquireWaitCtx() = %v, %v", ok, err)
 						return
 					}
 					got++

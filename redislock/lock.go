@@ -75,7 +75,7 @@ func New(store Store, key string, opts ...Option) *RedisLock {
 func newObservedLock(store Store, key string, o options) *RedisLock {
 	rl := newLock(store, key, newToken(), o)
 	rl.obs = lockobs.For(backendRedis, kindMutex, o.name)
-	rl.refused = o.refuse(mutexRefuses, "a RedisLock", strconv.Quote(key))
+	rl.refused = o.refuse(mutexRefuses, "a RedisLock", key, nil)
 	return rl
 }
 

@@ -114,7 +114,7 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := o.refuse(multiLockRefuses, "a MultiLock", fmt.Sprintf("%q", keys)); err != nil {
+	if err := o.refuse(multiLockRefuses, "a MultiLock", "", keys); err != nil {
 		return nil, err
 	}
 	m := &MultiLock{

@@ -87,7 +87,9 @@ func TestOptionPolicy(t *testing.T) {
 		{"NewBackend NewLocker", []string{"WithNodeTimeout"}, func(key string, opt redislock.Option) (made, error) {
 			return ofLocker(redislock.NewBackend(client, opt).NewLocker(key, lockerOptions)), nil
 		}},
-		{"NewBackend NewSemaphore", []string{"WithFencing", "WithReplicaAcks", "WithNodeTimeout"}, func(key string, opt redislock.Option) (made, error) {
+		// A backend's WithFencing is for its RedisLocks: its semaphores, which
+		// the middleware's limit mode makes, go without it.
+		{"NewBackend NewSemaphore", []string{"WithReplicaAcks", "WithNodeTimeout"}, func(key string, opt redislock.Option) (made, error) {
 			s, err := redislock.NewBackend(client, opt).(zerolock.SemaphoreBackend).NewSemaphore(key, 2, lockerOptions)
 			if err != nil {
 				return made{}, err
@@ -96,6 +98,22 @@ func TestOptionPolicy(t *testing.T) {
 		}},
 		{"NewRedLockBackend NewLocker", []string{"WithFencing", "WithBackoff"}, func(key string, opt redislock.Option) (made, error) {
 			return ofLocker(redislock.NewRedLockBackend([]redislock.Store{client}, opt).NewLocker(key, lockerOptions)), nil
+		}},
+		// The middleware and the interceptor run a backend's Check at
+		// start-up: what its locks refuse fails there.
+		{"NewBackend Check", []string{"WithNodeTimeout"}, func(key string, opt redislock.Option) (made, error) {
+			b := redislock.NewBackend(client, opt)
+			if err := b.(zerolock.Checker).Check(context.Background()); err != nil {
+				return made{}, err
+			}
+			return ofLocker(b.NewLocker(key, lockerOptions)), nil
+		}},
+		{"NewRedLockBackend Check", []string{"WithFencing", "WithBackoff"}, func(key string, opt redislock.Option) (made, error) {
+			b := redislock.NewRedLockBackend([]redislock.Store{client}, opt)
+			if err := b.(zerolock.Checker).Check(context.Background()); err != nil {
+				return made{}, err
+			}
+			return ofLocker(b.NewLocker(key, lockerOptions)), nil
 		}},
 	}
 
@@ -128,6 +146,10 @@ func TestOptionPolicy(t *testing.T) {
 				}
 				if !errors.Is(err, redislock.ErrOptionNotApplicable) || !strings.Contains(err.Error(), o.name) {
 					t.Fatalf("%s with %s = %v; want a refusal naming it, wrapping ErrOptionNotApplicable", c.name, o.name, err)
+				}
+				// A misconfiguration, which FailOpen never serves unlocked.
+				if !errors.Is(err, zerolock.ErrMisconfigured) {
+					t.Errorf("the refusal of %s is not a zerolock.ErrMisconfigured: %v", o.name, err)
 				}
 				if o.name == "WithReplicaAcks" && !errors.Is(err, redislock.ErrReplicaAcksUnsupported) {
 					t.Errorf("the refusal of WithReplicaAcks does not match ErrReplicaAcksUnsupported: %v", err)

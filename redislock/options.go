@@ -2,8 +2,11 @@ package redislock
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zerolock/zerolock"
 )
 
 // defaultTolerance is added to the expiry sent to Redis, as go-zero does, so
@@ -60,12 +63,20 @@ const (
 )
 
 // refuse returns the refusal of the options o was given that refused
-// holds, by kind (a lock kind with its article) on what (its key, quoted),
-// or nil.
-func (o *options) refuse(refused optionSet, kind, what string) error {
+// holds, by kind (a lock kind with its article) on key, or on keys when
+// there are several (neither: a backend's, on every key), or nil. The key is quoted only for a refusal: a
+// request's lock costs nothing here.
+func (o *options) refuse(refused optionSet, kind, key string, keys []string) error {
 	bad := o.given & refused
 	if bad == 0 {
 		return nil
+	}
+	what := strconv.Quote(key)
+	switch {
+	case keys != nil:
+		what = fmt.Sprintf("%q", keys)
+	case key == "":
+		what = "every key"
 	}
 	var names []string
 	for i, name := range optionNames {
@@ -85,8 +96,10 @@ func (o *options) refuse(refused optionSet, kind, what string) error {
 }
 
 // An optionError is a refusal of options (see Option). It matches
-// ErrOptionNotApplicable, and ErrReplicaAcksUnsupported too when it
-// refuses WithReplicaAcks.
+// ErrOptionNotApplicable, ErrReplicaAcksUnsupported too when it refuses
+// WithReplicaAcks, and zerolock.ErrMisconfigured: a lock that refuses an
+// option is set up wrong, so the middleware's FailOpen never serves its
+// requests unlocked.
 type optionError struct {
 	msg  string
 	acks bool
@@ -95,7 +108,8 @@ type optionError struct {
 func (e *optionError) Error() string { return e.msg }
 
 func (e *optionError) Is(target error) bool {
-	return target == ErrOptionNotApplicable || e.acks && target == ErrReplicaAcksUnsupported
+	return target == ErrOptionNotApplicable || target == zerolock.ErrMisconfigured ||
+		e.acks && target == ErrReplicaAcksUnsupported
 }
 
 type options struct {

@@ -3,7 +3,6 @@ package redislock
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,7 +55,7 @@ func newRedLock(stores []Store, key string, o options) *RedLock {
 	if r.nodeTimeout <= 0 {
 		r.nodeTimeout = defaultNodeTimeout
 	}
-	refused := o.refuse(redLockRefuses, "a RedLock", strconv.Quote(key))
+	refused := o.refuse(redLockRefuses, "a RedLock", key, nil)
 	for _, s := range stores {
 		n := newLock(s, key, token, o)
 		n.guard = guardNone // each bounds every node call by itself

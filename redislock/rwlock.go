@@ -149,7 +149,7 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 		l.releaseArgs = l.releaseArgs[:1:1] // no channel: nothing announced
 	}
 	l.holdExpiry.init(o)
-	l.refused = o.refuse(rwLockRefuses, "an RWLock", strconv.Quote(key))
+	l.refused = o.refuse(rwLockRefuses, "an RWLock", key, nil)
 	return l
 }
 

@@ -108,7 +108,7 @@ func newSemaphore(store Store, key string, permits int, o options) (*Semaphore, 
 	if permits < 1 {
 		return nil, fmt.Errorf("%w: %d for %q", ErrInvalidPermits, permits, key)
 	}
-	if err := o.refuse(semaphoreRefuses, "a Semaphore", strconv.Quote(key)); err != nil {
+	if err := o.refuse(semaphoreRefuses, "a Semaphore", key, nil); err != nil {
 		return nil, err
 	}
 	token := newToken()

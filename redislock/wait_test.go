@@ -76,7 +76,7 @@ func TestWaiterGetsExpiredLock(t *testing.T) {
 		ok, err := waiter.AcquireWaitCtx(context.Background(), 5*time.Second)
 		elapsed := time.Since(start)
 		if !ok || err != nil {
-			t.Fatalf("AcquireWait() = %v, %v", ok, err)
+			t.Fatalf("AcquireWaitCtx() = %v, %v", ok, err)
 		}
 		if elapsed < 300*time.Millisecond {
 			t.Fatalf("acquired after %v, before the holder's 300ms expired", elapsed)
@@ -103,7 +103,7 @@ func TestWaitLimitAndContext(t *testing.T) {
 			t.Fatalf("AcquireWait past its limit = %v, %v; want false, nil", ok, err)
 		}
 		if d := time.Since(start); d < 150*time.Millisecond || d > 3*time.Second {
-			t.Fatalf("AcquireWait(150ms) returned after %v", d)
+			t.Fatalf("AcquireWaitCtx(150ms) returned after %v", d)
 		}
 
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -140,7 +140,7 @@ func TestWaitersShareOneSubscription(t *testing.T) {
 				lock.SetExpire(10)
 				ok, err := lock.AcquireWaitCtx(context.Background(), 30*time.Second)
 				if !ok || err != nil {
-					t.Errorf("AcquireWait() = %v, %v", ok, err)
+					t.Errorf("AcquireWaitCtx() = %v, %v", ok, err)
 					return
 				}
 				if n := inside.Add(1); n != 1 {
