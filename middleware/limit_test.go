@@ -70,6 +70,17 @@ func serveExports(t *testing.T, m *middleware.LockMiddleware, e *exports, opts .
 	}
 }
 
+// letOut releases user's request from the handler, failing if it is no
+// longer there (its context ended first) rather than waiting forever.
+func letOut(t *testing.T, e *exports, user string) {
+	t.Helper()
+	select {
+	case e.release[user] <- struct{}{}:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the request of %s was no longer in the handler: its context ended before it was let out", user)
+	}
+}
+
 // wantInside waits for the next request to enter the handler, and checks
 // that it is user's.
 func wantInside(t *testing.T, e *exports, user string) {
@@ -147,12 +158,12 @@ func TestLimitCapsConcurrentRequestsPerKey(t *testing.T) {
 			bob := make(chan resttest.Result, 1)
 			go func() { bob <- get("bob") }()
 			wantInside(t, e, "bob")
-			e.release["bob"] <- struct{}{}
+			letOut(t, e, "bob")
 			if r := <-bob; r.Status != http.StatusOK {
 				t.Fatalf("another user while alice is at her limit: %d %s", r.Status, r.Body)
 			}
 
-			e.release["alice"] <- struct{}{}
+			letOut(t, e, "alice")
 			if r := <-alice; r.Status != http.StatusOK {
 				t.Fatalf("an admitted export: %d %s", r.Status, r.Body)
 			}
@@ -244,13 +255,13 @@ func TestLimitRenewKeepsPermit(t *testing.T) {
 	if r.Status != http.StatusTooManyRequests {
 		t.Fatalf("a second export while a renewed one runs: %d %s, want 429", r.Status, r.Body)
 	}
-	e.release["alice"] <- struct{}{}
+	letOut(t, e, "alice")
 	if r := <-first; r.Status != http.StatusOK {
 		t.Fatalf("the renewed export: %d %s, want 200 (its context must live)", r.Status, r.Body)
 	}
 	go func() { first <- get("alice") }()
 	wantInside(t, e, "alice")
-	e.release["alice"] <- struct{}{}
+	letOut(t, e, "alice")
 	if r := <-first; r.Status != http.StatusOK {
 		t.Fatalf("an export after the renewed one: %d %s", r.Status, r.Body)
 	}

@@ -146,7 +146,7 @@ func overLimitRefused(t *testing.T, srv *redistest.Server) {
 	wantInside(t, e, "alice")
 	wantInside(t, e, "alice")
 	wantOverLimit(t, get("alice"), 5)
-	e.release["alice"] <- struct{}{}
+	letOut(t, e, "alice")
 	if r := <-alice; r.Status != http.StatusOK {
 		t.Fatalf("an admitted export: %d %s", r.Status, r.Body)
 	}
