@@ -15,14 +15,19 @@ import (
 // inspect the backend's abilities: they are never acquired.
 const checkName = "zerolock:check"
 
-// Check tells whether backend's locks can do what the configuration asks:
-// Renew needs a Watcher, Fence a Fencer, and replay mode a Recorder.
+// Check tells whether the backend's locks can do what the configuration
+// asks: Renew needs a Watcher and Fence a Fencer. Compile checks each rule
+// in replay mode, whose locks must also be Recorders.
 func (g *Guard) Check() error {
+	return g.check(false)
+}
+
+func (g *Guard) check(replay bool) error {
 	lock := g.Backend.NewLocker(checkName, zerolock.LockerOptions{Expiry: time.Second, Fencing: g.Fence, Name: checkName})
 	if _, ok := lock.(zerolock.Watcher); g.Renew && !ok {
 		return fmt.Errorf("%w: Renew needs a lock backend that can renew (%T cannot)", ErrBadPolicy, lock)
 	}
-	if _, ok := lock.(zerolock.Recorder); g.Replay && !ok {
+	if _, ok := lock.(zerolock.Recorder); replay && !ok {
 		return fmt.Errorf("%w: replay mode needs a lock backend that can store a result in place of its lock "+
 			"(%T cannot: Redlock, etcd and ZooKeeper locks cannot); use a Redis store, or inflight or window mode", ErrBadPolicy, lock)
 	}

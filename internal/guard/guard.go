@@ -53,10 +53,7 @@ type Guard struct {
 	Renew bool
 	// Fence mints a fencing token per acquisition and puts it in the
 	// handler's context (zerolock.FenceFromContext).
-	Fence bool
-	// Replay makes Check also require zerolock.Recorders; Compile sets it
-	// on a copy for a rule in replay mode.
-	Replay  bool
+	Fence   bool
 	Metrics *Metrics
 	// RecordKind marks the transport's stored results (replay.Record.Kind),
 	// so a key shared by mistake never replays one transport's as the

@@ -70,9 +70,7 @@ func (g *Guard) Compile(label string, namespace []string, defaults, rule Setting
 		return nil, fmt.Errorf("%w: Fence cannot be used in replay mode: its lock is taken by a script that also "+
 			"reads a stored result, and mints no fencing token; use inflight mode where a fencing token is needed", ErrBadPolicy)
 	case policy.Replay:
-		rg := *g
-		rg.Replay = true
-		if err := rg.Check(); err != nil {
+		if err := g.check(true); err != nil {
 			return nil, err
 		}
 	case policy.Permits > 0:
