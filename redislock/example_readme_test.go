@@ -300,7 +300,7 @@ func Example_primitives() {
 	// third export: two exports are already running, retry later
 	// first two: <nil> <nil>
 	// order: <nil>
-	// bad order: redislock: duplicate key in a multi-lock: "stock:sku-1"
+	// bad order: redislock: invalid multi-lock keys: duplicate key "stock:sku-1"
 	// rebuild: 1 <nil>
 	// read sees rebuild: 1 <nil>
 }
