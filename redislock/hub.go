@@ -12,13 +12,15 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/redislock/internal/slot"
 )
 
 // releaseChannel is the channel a lock's release is announced on: a shard
 // channel in the key's slot, so the release script may publish to it on
 // Redis Cluster.
 func releaseChannel(key string) string {
-	return companionKey(key, "zerolock.released")
+	return slot.Companion(key, "zerolock.released")
 }
 
 // pubsubClient is what a store needs for waiters to be woken by releases:
@@ -92,7 +94,7 @@ func hubFor(store Store, key string) *hub {
 	}
 	if _, cluster := client.(*redis.ClusterClient); cluster {
 		// A cluster subscription is a connection to one node: one per slot.
-		id = slotID{id, keySlot(key)}
+		id = slotID{id, slot.Of(key)}
 	}
 	hubs.Lock()
 	h, ok := hubs.m[id]

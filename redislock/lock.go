@@ -12,6 +12,8 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/observe/lockobs"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
+	"github.com/zerolock/zerolock/redislock/internal/slot"
 )
 
 // A RedisLock is a lock on one Redis key, identified by a random token.
@@ -27,7 +29,7 @@ type RedisLock struct {
 	acks        int // WithReplicaAcks
 	acksTimeout time.Duration
 	setGet      *setGetSupport
-	guard       deadlineGuard        // WithDeadlineGuard
+	guard       deadline.Guard       // WithDeadlineGuard
 	proc        processor            // the store, when it can send a command once
 	obs         *lockobs.Instruments // nil for a RedLock's node locks: the RedLock reports
 
@@ -113,7 +115,7 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 	rl.guard = guardFor(store, o.deadlineGuard)
 	rl.proc, _ = store.(processor)
 	if o.fencing {
-		rl.fenceKeys = []string{key, companionKey(key, "zerolock.fence")}
+		rl.fenceKeys = []string{key, slot.Companion(key, "zerolock.fence")}
 	}
 	return rl
 }
@@ -192,12 +194,12 @@ func (rl *RedisLock) try(ctx context.Context, px time.Duration, waiting bool) (b
 		r   attempt
 		err error
 	)
-	if rl.guard == guardNone {
-		// Called directly: a closure handed to within escapes to its
+	if rl.guard == deadline.None {
+		// Called directly: a closure handed to deadline.Within escapes to its
 		// goroutine, an allocation on every try.
 		r = rl.attempt(ctx, px, waiting || reentrant, waiting, seen)
 	} else {
-		r, err = within(ctx, rl.guard, func() attempt {
+		r, err = deadline.Within(ctx, rl.guard, func() attempt {
 			return rl.attempt(ctx, px, waiting || reentrant, waiting, seen)
 		})
 	}
@@ -400,12 +402,12 @@ func (rl *RedisLock) release(ctx context.Context) (bool, error) {
 		cmd *redis.Cmd
 		err error
 	)
-	if rl.guard == guardNone {
-		// Called directly, as in try: a closure handed to within escapes
+	if rl.guard == deadline.None {
+		// Called directly, as in try: a closure handed to deadline.Within escapes
 		// to its goroutine, an allocation on every release.
 		cmd = rl.sendRelease(ctx)
 	} else {
-		cmd, err = within(ctx, rl.guard, func() *redis.Cmd {
+		cmd, err = deadline.Within(ctx, rl.guard, func() *redis.Cmd {
 			return rl.sendRelease(ctx)
 		})
 	}
@@ -431,7 +433,7 @@ func (rl *RedisLock) release(ctx context.Context) (bool, error) {
 // key exists without an expiry, and a wrapped store error when Redis cannot
 // answer.
 func (rl *RedisLock) TTL(ctx context.Context) (time.Duration, error) {
-	cmd, err := within(ctx, rl.guard, func() *redis.DurationCmd {
+	cmd, err := deadline.Within(ctx, rl.guard, func() *redis.DurationCmd {
 		return rl.store.PTTL(ctx, rl.key)
 	})
 	var ttl time.Duration

@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/observe/lockobs"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
+	"github.com/zerolock/zerolock/redislock/internal/slot"
 )
 
 var (
@@ -66,10 +69,10 @@ type MultiLock struct {
 	channels []string // the release channel of each key
 	token    string
 	waitOpts waitOptions
-	guard    deadlineGuard // WithDeadlineGuard
-	proc     processor     // the store, when it can send a command once
-	groups   []keyGroup    // what one script may touch: all keys, or a slot's
-	turn     turn          // one acquire try or release at a time
+	guard    deadline.Guard // WithDeadlineGuard
+	proc     processor      // the store, when it can send a command once
+	groups   []keyGroup     // what one script may touch: all keys, or a slot's
+	turn     turn           // one acquire try or release at a time
 	obs      *lockobs.Instruments
 
 	state holdState
@@ -157,7 +160,7 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 func lockOrder(keys []string) []string {
 	sorted := slices.Clone(keys)
 	slices.SortFunc(sorted, func(a, b string) int {
-		return cmp.Or(cmp.Compare(keySlot(a), keySlot(b)), cmp.Compare(hashTag(a), hashTag(b)), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(slot.Of(a), slot.Of(b)), cmp.Compare(slot.HashTag(a), slot.HashTag(b)), cmp.Compare(a, b))
 	})
 	return sorted
 }
@@ -170,9 +173,9 @@ func sameScript(store Store, ring bool, a, b string) bool {
 	case !clustered(store):
 		return true
 	case ring:
-		return hashTag(a) == hashTag(b)
+		return slot.HashTag(a) == slot.HashTag(b)
 	}
-	return keySlot(a) == keySlot(b)
+	return slot.Of(a) == slot.Of(b)
 }
 
 // AcquireCtx tries once to take all the keys. It reports true when this
@@ -251,7 +254,7 @@ func (m *MultiLock) releaseAll(ctx context.Context) (bool, error) {
 		freed int
 		err   error
 	}
-	r, err := within(ctx, m.guard, func() result {
+	r, err := deadline.Within(ctx, m.guard, func() result {
 		if err := m.turn.take(ctx); err != nil {
 			return result{err: err}
 		}
@@ -297,7 +300,7 @@ func (m *MultiLock) RefreshCtx(ctx context.Context) (bool, error) {
 		n   int64
 		err error
 	}
-	r, err := within(ctx, m.guard, func() result {
+	r, err := deadline.Within(ctx, m.guard, func() result {
 		n, err := m.renew(ctx, px)
 		return result{n, err}
 	})
@@ -348,4 +351,18 @@ func (m *MultiLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) con
 // wrap names the operation and keys (see wrapStoreErr).
 func (m *MultiLock) wrap(ctx context.Context, op string, err error) error {
 	return wrapStoreErr(ctx, m.store, op, fmt.Sprintf("multi-lock %q", m.keys), err, ErrNotLockKey)
+}
+
+// clustered reports whether store spreads keys over the slots of a Redis
+// Cluster, so that one script may touch only keys of one slot.
+func clustered(store Store) bool {
+	switch s := store.(type) {
+	case *redis.ClusterClient:
+		return true
+	case goZeroStore:
+		return s.r.Type == zredis.ClusterType
+	case *redis.Ring:
+		return true // a Ring shards keys over servers: one script, one shard
+	}
+	return false
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
 )
 
 // A turn lets one acquire attempt or release of a MultiLock run at a time.
@@ -56,7 +58,7 @@ type multiAttempt struct {
 // returns at ctx's end, the attempt finishes in the background, still in
 // its turn, and records its own outcome.
 func (m *MultiLock) try(ctx context.Context, px time.Duration, waiting bool) multiAttempt {
-	r, err := within(ctx, m.guard, func() multiAttempt {
+	r, err := deadline.Within(ctx, m.guard, func() multiAttempt {
 		if err := m.turn.take(ctx); err != nil {
 			return multiAttempt{err: err}
 		}

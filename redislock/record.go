@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
 )
 
 // recordPrefix starts every record a RedisLock stores in its key, and no
@@ -65,7 +66,7 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context) (bool, []byte, error) {
 			return p.Eval(ctx, acquireReadSource, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
 		})
 	} else {
-		cmd, err = within(ctx, rl.guard, func() *redis.Cmd {
+		cmd, err = deadline.Within(ctx, rl.guard, func() *redis.Cmd {
 			return acquireReadScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
 		})
 	}
@@ -148,7 +149,7 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 			return p.Eval(ctx, recordSource, rl.keys, rl.token, value, int64(ms))
 		})
 	} else {
-		cmd, err = within(ctx, rl.guard, func() *redis.Cmd {
+		cmd, err = deadline.Within(ctx, rl.guard, func() *redis.Cmd {
 			return recordScript.run(ctx, rl.store, rl.keys, rl.token, value, int64(ms))
 		})
 	}

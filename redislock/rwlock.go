@@ -15,6 +15,8 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/observe/lockobs"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
+	"github.com/zerolock/zerolock/redislock/internal/slot"
 )
 
 var (
@@ -73,14 +75,14 @@ type RWLock struct {
 	key      string
 	token    string
 	waitOpts waitOptions
-	guard    deadlineGuard
+	guard    deadline.Guard
 	proc     processor            // the store, when it can send a command once
 	obsRead  *lockobs.Instruments // the read side's
 	obsWrite *lockobs.Instruments // the write side's
 
 	// Arguments built once. Every script's first key is the lock key: a
 	// go-redis Ring routes a script by its first key, and the companions
-	// of some keys (see companionKey) carry a hash tag that a Ring places
+	// of some keys (see slot.Companion) carry a hash tag that a Ring places
 	// on another shard than the key.
 	keys       []string // {key, readers, intent}, and the fence counter WithFencing
 	writerKeys []string // {key}
@@ -124,8 +126,8 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	readers := companionKey(key, "zerolock.readers")
-	intent := companionKey(key, "zerolock.writer-waiting")
+	readers := slot.Companion(key, "zerolock.readers")
+	intent := slot.Companion(key, "zerolock.writer-waiting")
 	l := &RWLock{
 		store:      store,
 		key:        key,
@@ -142,7 +144,7 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 	}
 	l.proc, _ = store.(processor)
 	if o.fencing {
-		l.keys = append(l.keys, companionKey(key, "zerolock.fence"))
+		l.keys = append(l.keys, slot.Companion(key, "zerolock.fence"))
 	}
 	l.releaseArgs = []any{l.token, l.channel, wakeAllPayload}
 	if o.quietRelease {
@@ -292,7 +294,7 @@ func (l *RWLock) intentPX(px time.Duration) time.Duration {
 // records what its reply says this instance holds.
 func (l *RWLock) acquire(ctx context.Context, s side, px time.Duration, send func() *redis.Cmd) (bool, time.Duration, error) {
 	sent := time.Now()
-	cmd, err := within(ctx, l.guard, send)
+	cmd, err := deadline.Within(ctx, l.guard, send)
 	var reply any
 	if err == nil {
 		reply, err = cmd.Result()
@@ -448,7 +450,7 @@ func (l *RWLock) releaseSide(ctx context.Context, op string, s side, send func()
 	if err := ctx.Err(); err != nil {
 		return false, l.wrap(ctx, op, err)
 	}
-	cmd, err := within(ctx, l.guard, send)
+	cmd, err := deadline.Within(ctx, l.guard, send)
 	var reply any
 	if err == nil {
 		reply, err = cmd.Result()
@@ -488,7 +490,7 @@ func (l *RWLock) RefreshCtx(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	sent := time.Now()
-	r, err := within(ctx, l.guard, func() renewResult {
+	r, err := deadline.Within(ctx, l.guard, func() renewResult {
 		n, err := l.renew(s)(ctx, px)
 		return renewResult{n, err}
 	})

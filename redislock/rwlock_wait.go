@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
 )
 
 // RLockWaitCtx waits up to wait (no limit when wait <= 0, then only ctx
@@ -105,7 +106,7 @@ func (l *RWLock) lockWait(ctx context.Context, wait time.Duration) (ok bool, err
 func (l *RWLock) abandon(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
 	defer cancel()
-	_, _ = within(ctx, l.guard, func() error {
+	_, _ = deadline.Within(ctx, l.guard, func() error {
 		return rwAbandonScript.run(ctx, l.store, l.intentKeys, l.releaseArgs...).Err()
 	})
 }

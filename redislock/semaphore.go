@@ -13,6 +13,7 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/observe/lockobs"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
 )
 
 var (
@@ -50,8 +51,8 @@ type Semaphore struct {
 	token    string
 	permits  int
 	waitOpts waitOptions
-	guard    deadlineGuard // WithDeadlineGuard
-	proc     processor     // the store, when it can send a command once
+	guard    deadline.Guard // WithDeadlineGuard
+	proc     processor      // the store, when it can send a command once
 	obs      *lockobs.Instruments
 
 	keys        []string // {key}
@@ -170,7 +171,7 @@ func (s *Semaphore) acquire(ctx context.Context) (bool, error) {
 func (s *Semaphore) try(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
 	sent := time.Now()
 	_, seen := s.state.beginAcquire()
-	cmd, err := within(ctx, s.guard, func() *redis.Cmd {
+	cmd, err := deadline.Within(ctx, s.guard, func() *redis.Cmd {
 		return semaphoreAcquireScript.run(ctx, s.store, s.keys, s.token, px.Milliseconds(), s.permits)
 	})
 	var reply any
@@ -235,7 +236,7 @@ func (s *Semaphore) release(ctx context.Context) (bool, error) {
 		return false, s.wrap(ctx, "release", err)
 	}
 	seen := s.state.beginRelease()
-	cmd, err := within(ctx, s.guard, func() *redis.Cmd {
+	cmd, err := deadline.Within(ctx, s.guard, func() *redis.Cmd {
 		return semaphoreReleaseScript.runOnce(ctx, s.store, s.proc, s.keys, s.releaseArgs...)
 	})
 	var reply any
@@ -275,7 +276,7 @@ func (s *Semaphore) RefreshCtx(ctx context.Context) (bool, error) {
 		return false, s.wrap(ctx, "refresh", err)
 	}
 	sent := time.Now()
-	n, err := within(ctx, s.guard, func() int64Reply {
+	n, err := deadline.Within(ctx, s.guard, func() int64Reply {
 		return s.renew(ctx, px)
 	})
 	if err == nil {
@@ -353,7 +354,7 @@ func (s *Semaphore) holders(ctx context.Context) (int, error) {
 
 // status reads the live permits and the time until the earliest expires.
 func (s *Semaphore) status(ctx context.Context, op string) (int, time.Duration, error) {
-	cmd, err := within(ctx, s.guard, func() *redis.Cmd {
+	cmd, err := deadline.Within(ctx, s.guard, func() *redis.Cmd {
 		return semaphoreStateScript.run(ctx, s.store, s.keys)
 	})
 	var reply any

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock/internal/ctxdone"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
 )
 
 // waitOptions tune the back-off that backs up release notifications.
@@ -129,7 +130,7 @@ func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (boo
 			return true, nil
 		case err != nil && ctxdone.Err(ctx) != nil:
 			return false, l.wrap(ctx, "acquire", err)
-		case err != nil && ctxdone.Err(waitCtx) != nil && mayHaveRun(err):
+		case err != nil && ctxdone.Err(waitCtx) != nil && deadline.MayHaveRun(err):
 			// The wait limit cut short a try that was sent
 			// (WithDeadlineGuard, or a client with ContextTimeoutEnabled):
 			// it may have taken, or may still take, the lock, so this is
