@@ -1,11 +1,5 @@
 package redislock
 
-import (
-	"github.com/redis/go-redis/v9"
-
-	"github.com/zerolock/zerolock/redislock/internal/deadline"
-)
-
 // WithDeadlineGuard makes every call of the lock (AcquireCtx,
 // AcquireWaitCtx, ReleaseCtx, TTL) return when its context ends, even on a
 // store that would keep reading: go-redis clients do keep reading past a
@@ -27,23 +21,4 @@ func WithDeadlineGuard() Option {
 	return func(o *options) {
 		o.deadlineGuard = true
 	}
-}
-
-// guardFor is the guard WithDeadlineGuard asks for on store.
-func guardFor(store Store, requested bool) deadline.Guard {
-	return deadline.For(honoursDeadlines(store), requested)
-}
-
-// honoursDeadlines reports whether a store's calls return by their
-// context's deadline: go-redis clients made with ContextTimeoutEnabled.
-func honoursDeadlines(store Store) bool {
-	switch c := store.(type) {
-	case *redis.Client:
-		return c.Options().ContextTimeoutEnabled
-	case *redis.ClusterClient:
-		return c.Options().ContextTimeoutEnabled
-	case *redis.Ring:
-		return c.Options().ContextTimeoutEnabled
-	}
-	return false
 }

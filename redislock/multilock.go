@@ -8,27 +8,27 @@ import (
 	"slices"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	zredis "github.com/zeromicro/go-zero/core/stores/redis"
-
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/observe/lockobs"
+	"github.com/zerolock/zerolock/redislock/internal/conn"
 	"github.com/zerolock/zerolock/redislock/internal/deadline"
+	"github.com/zerolock/zerolock/redislock/internal/hub"
+	"github.com/zerolock/zerolock/redislock/internal/script"
 	"github.com/zerolock/zerolock/redislock/internal/slot"
 )
 
 var (
 	//go:embed multilock_acquire.lua
 	multiAcquireSource string
-	multiAcquireScript = newScript(multiAcquireSource)
+	multiAcquireScript = script.New(multiAcquireSource)
 
 	//go:embed multilock_release.lua
 	multiReleaseSource string
-	multiReleaseScript = newScript(multiReleaseSource)
+	multiReleaseScript = script.New(multiReleaseSource)
 
 	//go:embed multilock_renew.lua
 	multiRenewSource string
-	multiRenewScript = newScript(multiRenewSource)
+	multiRenewScript = script.New(multiRenewSource)
 )
 
 // A MultiLock holds several Redis keys at once, all of them or none: an
@@ -64,13 +64,12 @@ var (
 // wait for replicas: NewMultiLock refuses WithFencing, WithReplicaAcks and
 // WithNodeTimeout (see Option).
 type MultiLock struct {
-	store    Store
-	keys     []string // in the order they are taken
-	channels []string // the release channel of each key
+	conn     conn.Conn // the store, probed once
+	keys     []string  // in the order they are taken
+	channels []string  // the release channel of each key
 	token    string
 	waitOpts waitOptions
 	guard    deadline.Guard // WithDeadlineGuard
-	proc     processor      // the store, when it can send a command once
 	groups   []keyGroup     // what one script may touch: all keys, or a slot's
 	turn     turn           // one acquire try or release at a time
 	obs      *lockobs.Instruments
@@ -121,23 +120,21 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 		return nil, err
 	}
 	m := &MultiLock{
-		store:    store,
+		conn:     conn.Wrap(store),
 		keys:     lockOrder(keys),
 		token:    newToken(),
 		waitOpts: o.wait,
-		guard:    guardFor(store, o.deadlineGuard),
 		turn:     newTurn(),
 		obs:      lockobs.For(backendRedis, kindMultiLock, o.name),
 	}
-	m.proc, _ = store.(processor)
+	m.guard = m.conn.Guard(o.deadlineGuard)
 	m.channels = make([]string, len(m.keys))
 	for i, k := range m.keys {
-		m.channels[i] = releaseChannel(k)
+		m.channels[i] = hub.Channel(k)
 	}
-	_, ring := store.(*redis.Ring)
 	for first := 0; first < len(m.keys); {
 		end := first + 1
-		for end < len(m.keys) && sameScript(store, ring, m.keys[first], m.keys[end]) {
+		for end < len(m.keys) && m.sameScript(m.keys[first], m.keys[end]) {
 			end++
 		}
 		g := keyGroup{first: first, keys: m.keys[first:end:end], releaseArgs: []any{m.token}}
@@ -168,11 +165,11 @@ func lockOrder(keys []string) []string {
 // sameScript reports whether one script may touch keys a and b: always on
 // a single server; on Cluster when they share a slot; on a Ring, which
 // places keys by hash tag rather than slot, when they share a tag.
-func sameScript(store Store, ring bool, a, b string) bool {
+func (m *MultiLock) sameScript(a, b string) bool {
 	switch {
-	case !clustered(store):
+	case !m.conn.Clustered():
 		return true
-	case ring:
+	case m.conn.Ring():
 		return slot.HashTag(a) == slot.HashTag(b)
 	}
 	return slot.Of(a) == slot.Of(b)
@@ -322,7 +319,7 @@ func (m *MultiLock) RefreshCtx(ctx context.Context) (bool, error) {
 // another holds it.
 func (m *MultiLock) renew(ctx context.Context, px time.Duration) (int64, error) {
 	for _, g := range m.groups {
-		reply, err := multiRenewScript.run(ctx, m.store, g.keys, m.token, px.Milliseconds()).Result()
+		reply, err := m.conn.Run(ctx, multiRenewScript, g.keys, m.token, px.Milliseconds()).Result()
 		if err != nil {
 			return 0, err
 		}
@@ -350,19 +347,5 @@ func (m *MultiLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) con
 
 // wrap names the operation and keys (see wrapStoreErr).
 func (m *MultiLock) wrap(ctx context.Context, op string, err error) error {
-	return wrapStoreErr(ctx, m.store, op, fmt.Sprintf("multi-lock %q", m.keys), err, ErrNotLockKey)
-}
-
-// clustered reports whether store spreads keys over the slots of a Redis
-// Cluster, so that one script may touch only keys of one slot.
-func clustered(store Store) bool {
-	switch s := store.(type) {
-	case *redis.ClusterClient:
-		return true
-	case goZeroStore:
-		return s.r.Type == zredis.ClusterType
-	case *redis.Ring:
-		return true // a Ring shards keys over servers: one script, one shard
-	}
-	return false
+	return wrapStoreErr(ctx, m.conn.Store, op, fmt.Sprintf("multi-lock %q", m.keys), err, ErrNotLockKey)
 }

@@ -105,10 +105,10 @@ func (m *MultiLock) attempt(ctx context.Context, px time.Duration, reentrant, wa
 			for j, k := range g.keys {
 				keys[len(g.keys)+j] = waiterFlag(k)
 			}
-			cmd = multiAcquireScript.run(ctx, m.store, keys, m.token, px.Milliseconds(),
+			cmd = m.conn.Run(ctx, multiAcquireScript, keys, m.token, px.Milliseconds(),
 				waiterFlagTTL(m.waitOpts).Milliseconds())
 		} else {
-			cmd = multiAcquireScript.run(ctx, m.store, g.keys, m.token, px.Milliseconds())
+			cmd = m.conn.Run(ctx, multiAcquireScript, g.keys, m.token, px.Milliseconds())
 		}
 		reply, err := cmd.Result()
 		var (
@@ -237,7 +237,7 @@ func (m *MultiLock) release(ctx context.Context, groups []keyGroup) (int, error)
 		errs  []error
 	)
 	for _, g := range groups {
-		reply, err := multiReleaseScript.runOnce(ctx, m.store, m.proc, g.keys, g.releaseArgs...).Result()
+		reply, err := m.conn.RunOnce(ctx, multiReleaseScript, g.keys, g.releaseArgs...).Result()
 		if err != nil {
 			errs = append(errs, err)
 			continue

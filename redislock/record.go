@@ -67,7 +67,7 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context) (bool, []byte, error) {
 		})
 	} else {
 		cmd, err = deadline.Within(ctx, rl.guard, func() *redis.Cmd {
-			return acquireReadScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
+			return rl.conn.Run(ctx, acquireReadScript, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
 		})
 	}
 	var reply any
@@ -150,7 +150,7 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 		})
 	} else {
 		cmd, err = deadline.Within(ctx, rl.guard, func() *redis.Cmd {
-			return recordScript.run(ctx, rl.store, rl.keys, rl.token, value, int64(ms))
+			return rl.conn.Run(ctx, recordScript, rl.keys, rl.token, value, int64(ms))
 		})
 	}
 	var reply any
@@ -181,12 +181,12 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 // ErrNotReplicated, wrapped, when fewer than WithReplicaAcks' replicas
 // acknowledged in time.
 func (rl *RedisLock) replicated(ctx context.Context, build func(redis.Pipeliner) *redis.Cmd) (cmd *redis.Cmd, short, err error) {
-	conn, err := rl.connFor(ctx)
+	pipe, err := rl.connFor(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	var wait *redis.Cmd
-	_, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = pipe.Pipelined(ctx, func(p redis.Pipeliner) error {
 		cmd = build(p)
 		wait = p.Do(ctx, "wait", rl.acks, rl.acksTimeout.Milliseconds())
 		return nil

@@ -107,7 +107,7 @@ func (l *RWLock) abandon(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
 	defer cancel()
 	_, _ = deadline.Within(ctx, l.guard, func() error {
-		return rwAbandonScript.run(ctx, l.store, l.intentKeys, l.releaseArgs...).Err()
+		return l.conn.Run(ctx, rwAbandonScript, l.intentKeys, l.releaseArgs...).Err()
 	})
 }
 
@@ -123,7 +123,7 @@ func (l *RWLock) waitLoop(op string) waitLoop {
 	wrap := func(ctx context.Context, _ string, err error) error {
 		return l.wrap(ctx, op, err)
 	}
-	return waitLoop{store: l.store, key: l.key, channel: l.channel, backoff: l.waitOpts, wrap: wrap}
+	return waitLoop{conn: &l.conn, key: l.key, channel: l.channel, backoff: l.waitOpts, wrap: wrap}
 }
 
 // Reader returns the read side of the lock as a zerolock.Locker:
