@@ -448,13 +448,7 @@ func (rl *RedisLock) TTL(ctx context.Context) (time.Duration, error) {
 	return ttl, nil
 }
 
-// stateReloader is a cluster client that can refresh its slot map
-// (go-redis's *ClusterClient).
-type stateReloader interface {
-	ReloadState(ctx context.Context)
-}
-
 // wrap names the operation and key (see wrapStoreErr).
 func (rl *RedisLock) wrap(ctx context.Context, op string, err error) error {
-	return wrapStoreErr(ctx, rl.conn.Store, op, strconv.Quote(rl.key), err)
+	return wrapStoreErr(ctx, &rl.conn, op, strconv.Quote(rl.key), err)
 }

@@ -347,5 +347,5 @@ func (m *MultiLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) con
 
 // wrap names the operation and keys (see wrapStoreErr).
 func (m *MultiLock) wrap(ctx context.Context, op string, err error) error {
-	return wrapStoreErr(ctx, m.conn.Store, op, fmt.Sprintf("multi-lock %q", m.keys), err, ErrNotLockKey)
+	return wrapStoreErr(ctx, &m.conn, op, fmt.Sprintf("multi-lock %q", m.keys), err, ErrNotLockKey)
 }

@@ -565,5 +565,5 @@ func (l *RWLock) Fence() int64 {
 
 // wrap names the operation and key (see wrapStoreErr).
 func (l *RWLock) wrap(ctx context.Context, op string, err error) error {
-	return wrapStoreErr(ctx, l.conn.Store, op, strconv.Quote(l.key), err, ErrNotRWLock, ErrOtherSideHeld)
+	return wrapStoreErr(ctx, &l.conn, op, strconv.Quote(l.key), err, ErrNotRWLock, ErrOtherSideHeld)
 }

@@ -389,5 +389,5 @@ func semaphoreReplyError(reply any) error {
 
 // wrap names the operation and key (see wrapStoreErr).
 func (s *Semaphore) wrap(ctx context.Context, op string, err error) error {
-	return wrapStoreErr(ctx, s.conn.Store, "semaphore "+op, strconv.Quote(s.key), err, ErrNotSemaphore)
+	return wrapStoreErr(ctx, &s.conn, "semaphore "+op, strconv.Quote(s.key), err, ErrNotSemaphore)
 }

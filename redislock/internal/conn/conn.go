@@ -121,6 +121,20 @@ func (c *Conn) Check(ctx context.Context) error {
 	return nil
 }
 
+// stateReloader is a cluster client that can refresh its slot map
+// (go-redis's *ClusterClient).
+type stateReloader interface {
+	ReloadState(ctx context.Context)
+}
+
+// ReloadState makes a cluster client refresh its slot map; other stores
+// have none.
+func (c *Conn) ReloadState(ctx context.Context) {
+	if r, ok := c.Store.(stateReloader); ok {
+		r.ReloadState(ctx)
+	}
+}
+
 // Pipeliner is a client that runs several commands on one connection.
 type Pipeliner interface {
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
