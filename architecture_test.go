@@ -13,6 +13,7 @@ const module = "github.com/zerolock/zerolock"
 // listedPackage is what go list -json says of a package that matters here.
 type listedPackage struct {
 	ImportPath string
+	Imports    []string
 	Deps       []string
 }
 
@@ -60,7 +61,9 @@ func isHarness(path string) bool {
 // library imports an example; the shared request flow (internal/guard)
 // knows no backend and no transport. locktest, the conformance suite,
 // ships like testing/fstest, so it depends on no harness, backend or
-// transport, nor on any module but this one.
+// transport, nor on any module but this one. redislock's plumbing
+// (redislock/internal/...) is imported by redislock alone (Go enforces
+// it too), and depends on no transport, no guard and no other backend.
 func TestImportDirections(t *testing.T) {
 	forbidden := map[string][]string{ // package -> what it must not depend on
 		module:                     {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/", module + "/observe"},
@@ -75,9 +78,19 @@ func TestImportDirections(t *testing.T) {
 		// observe's backend-facing side is a leaf like observe.
 		module + "/observe/lockobs": {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/", module + "/observe"},
 	}
+	redislockInternal := module + "/redislock/internal/"
 	locktestSeen := false
 	for _, p := range libraryPackages(t) {
 		locktestSeen = locktestSeen || p.ImportPath == module+"/locktest"
+		bad := forbidden[p.ImportPath]
+		if strings.HasPrefix(p.ImportPath, redislockInternal) {
+			bad = []string{module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/guard", module + "/internal/keyspec", module + "/internal/replay"}
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, redislockInternal) && p.ImportPath != module+"/redislock" && !strings.HasPrefix(p.ImportPath, redislockInternal) {
+				t.Errorf("%s imports %s, which is redislock's own plumbing", p.ImportPath, imp)
+			}
+		}
 		for _, dep := range p.Deps {
 			if p.ImportPath == module+"/locktest" && !isStandard(dep) && dep != module && !strings.HasPrefix(dep, module+"/") {
 				t.Errorf("%s depends on %s: a test kit users run pulls in no module but this one", p.ImportPath, dep)
@@ -88,7 +101,7 @@ func TestImportDirections(t *testing.T) {
 			if strings.HasPrefix(dep, module+"/example/") {
 				t.Errorf("%s depends on the example %s", p.ImportPath, dep)
 			}
-			for _, bad := range forbidden[p.ImportPath] {
+			for _, bad := range bad {
 				if dep == bad || (strings.HasSuffix(bad, "/") && strings.HasPrefix(dep, bad)) {
 					t.Errorf("%s depends on %s", p.ImportPath, dep)
 				}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/redislock/internal/conn"
 )
 
 // NewBackend returns the zerolock.Backend of RedisLocks in one store, for the
@@ -19,14 +20,14 @@ import (
 // NewSemaphore fail. WithFencing fences the RedisLocks, and the
 // semaphores, whose holders no token could order, go without it.
 func NewBackend(store Store, opts ...Option) zerolock.Backend {
-	b := storeBackend{store: store, setGet: new(setGetSupport), opts: opts}
+	b := storeBackend{conn: conn.Wrap(store), setGet: new(setGetSupport), opts: opts}
 	o := b.options(zerolock.LockerOptions{})
 	b.refused = o.refuse(mutexRefuses, "the RedisLocks of a backend", "", nil)
 	return b
 }
 
 type storeBackend struct {
-	store   Store
+	conn    conn.Conn // the store, probed once for all its locks
 	setGet  *setGetSupport
 	opts    []Option
 	refused error // what every RedisLock of the backend refuses, or nil
@@ -36,7 +37,7 @@ func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.
 	o := b.options(lo)
 	o.setGet = b.setGet
 	o.fencing = o.fencing || lo.Fencing
-	return recordingLock{newObservedLock(b.store, key, o)}
+	return recordingLock{newObservedLock(b.conn, key, o)}
 }
 
 // Check refuses an option that the backend's RedisLocks refuse (wrapping
@@ -51,14 +52,7 @@ func (b storeBackend) Check(ctx context.Context) error {
 	if b.refused != nil {
 		return b.refused
 	}
-	return checkStore(ctx, b.store)
-}
-
-func checkStore(ctx context.Context, store Store) error {
-	if s, ok := store.(goZeroStore); ok {
-		return s.id.check(ctx, s.r)
-	}
-	return nil
+	return b.conn.Check(ctx)
 }
 
 // options are the backend's options, then lo's expiry (with no tolerance
@@ -87,7 +81,7 @@ func (b storeBackend) NewSemaphore(key string, permits int, o zerolock.LockerOpt
 	so := b.options(o)
 	// The backend's WithFencing is for its RedisLocks.
 	so.fencing, so.given = false, so.given&^optFencing
-	s, err := newSemaphore(b.store, key, permits, so)
+	s, err := newSemaphore(b.conn, key, permits, so)
 	if err != nil {
 		return nil, err // not a nil *Semaphore in a non-nil Locker
 	}
@@ -133,7 +127,8 @@ func (b redLockBackend) Check(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = checkStore(ctx, store)
+			c := conn.Wrap(store)
+			errs[i] = c.Check(ctx)
 		}()
 	}
 	wg.Wait()

@@ -3,7 +3,7 @@ package redislock
 import (
 	"errors"
 
-	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/redislock/internal/errs"
 )
 
 var (
@@ -14,7 +14,7 @@ var (
 	// ErrUnexpectedReply is returned when Redis answers a lock script with a
 	// reply the script cannot produce, which means something other than this
 	// package wrote the key or the server is not Redis-compatible.
-	ErrUnexpectedReply = errors.New("redislock: unexpected reply from redis")
+	ErrUnexpectedReply = errs.UnexpectedReply
 
 	// ErrIdentityRejected is returned by the start-up check of the
 	// middleware and the interceptor (NewBackend's Check), and by every
@@ -23,7 +23,7 @@ var (
 	// circuit breaker would count each rejection and open under a burst of
 	// new connections. The error names the fix: DisableIdentity: true. It
 	// is also a zerolock.ErrMisconfigured.
-	ErrIdentityRejected = misconfigured("redislock: the Redis server rejects CLIENT SETINFO, which this go-zero store sends on every new connection")
+	ErrIdentityRejected = errs.IdentityRejected
 
 	// ErrWaitCutTry is returned by a waiting acquire (AcquireWaitCtx of
 	// every lock kind here) whose wait limit ended a try that was still in
@@ -56,7 +56,7 @@ var (
 	// cluster store, a Ring). The refusal of WithReplicaAcks by a kind of
 	// lock that does not wait for replicas (a Semaphore, a MultiLock, an
 	// RWLock) matches it too, besides ErrOptionNotApplicable.
-	ErrReplicaAcksUnsupported = errors.New("redislock: WithReplicaAcks needs a node, Sentinel or go-redis cluster client, or go-zero's node store")
+	ErrReplicaAcksUnsupported = errs.ReplicaAcksUnsupported
 
 	// ErrQuorum is matched (errors.Is) by the *QuorumError a RedLock returns
 	// when it could not decide on a majority of its nodes.
@@ -72,7 +72,7 @@ var (
 	// report it instead of failing, so go-zero's circuit breaker, which
 	// counts every error reply, does not open for the whole store. It is
 	// also a zerolock.ErrMisconfigured.
-	ErrNotSemaphore = misconfigured("redislock: key holds a value that is not a semaphore")
+	ErrNotSemaphore = errs.Misconfigured("redislock: key holds a value that is not a semaphore")
 
 	// ErrInvalidKeys is returned by NewMultiLock, wrapped with what is
 	// wrong, for a key list it cannot lock: an empty one ("no keys"), or
@@ -105,14 +105,3 @@ var (
 	// same key is no mismatch: it holds the key as a writer does.)
 	ErrNotRWLock = errors.New("redislock: key holds a value that is not a read-write lock")
 )
-
-// misconfiguredError is a sentinel of this package that says the store is
-// set up wrong: errors.Is matches it, and also zerolock.ErrMisconfigured,
-// which the middleware's and the interceptor's FailOpen tests for.
-type misconfiguredError struct{ msg string }
-
-func misconfigured(msg string) error { return &misconfiguredError{msg: msg} }
-
-func (e *misconfiguredError) Error() string { return e.msg }
-
-func (e *misconfiguredError) Is(target error) bool { return target == zerolock.ErrMisconfigured }

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock/internal/ctxdone"
+	"github.com/zerolock/zerolock/redislock/internal/conn"
 )
 
 // holdExpiry is how long a lock's holds last: the expiry WithExpiry sets
@@ -53,9 +54,9 @@ func (e *holdExpiry) px() (time.Duration, error) {
 // refresh its slot map: go-redis otherwise keeps routing to a killed master
 // until its map is 10 s old, although the cluster promoted the replica
 // within a few seconds.
-func wrapStoreErr(ctx context.Context, store Store, op, what string, err error, ours ...error) error {
-	if r, ok := store.(stateReloader); ok && !isReplyOrOurs(err, ours) {
-		r.ReloadState(context.WithoutCancel(ctx))
+func wrapStoreErr(ctx context.Context, c *conn.Conn, op, what string, err error, ours ...error) error {
+	if !isReplyOrOurs(err, ours) {
+		c.ReloadState(context.WithoutCancel(ctx))
 	}
 	if ctxErr := ctxdone.Err(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {
 		return fmt.Errorf("redislock: %s %s: %w (%w)", op, what, err, ctxErr)

@@ -4,23 +4,23 @@ import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/gozero"
+	"github.com/zerolock/zerolock/redislock/internal/hub"
 )
 
-// ReleaseChannel exposes releaseChannel to the external tests.
-var ReleaseChannel = releaseChannel
+// ReleaseChannel exposes hub.Channel, a key's release channel, to the
+// external tests.
+var ReleaseChannel = hub.Channel
 
 // HubWaiters counts this process's waiters on key's release channel.
 func HubWaiters(store Store, key string) int {
-	h := hubFor(store, key)
+	h := hub.For(wrapped(store), key)
 	if h == nil {
 		return 0
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if c, ok := h.chans[releaseChannel(key)]; ok {
-		return len(c.waiters)
-	}
-	return 0
+	return h.Waiters(hub.Channel(key))
 }
 
 // RecordingLock is the lock a NewBackend backend makes: a RedisLock that is
@@ -35,7 +35,7 @@ func Recording(l *RedisLock) RecordingLock { return recordingLock{l} }
 var ErrInvalidRetain = errInvalidRetain
 
 // CheckGoZeroStore exposes checkGoZeroStore to the external tests.
-var CheckGoZeroStore = checkGoZeroStore
+var CheckGoZeroStore = gozero.CheckStore
 
 // SemaphoreKey returns s's Redis key.
 func SemaphoreKey(s *Semaphore) string { return s.key }
@@ -52,3 +52,9 @@ func MultiLockKeys(m *MultiLock) []string { return slices.Clone(m.keys) }
 // SetSemaphoreExpiry changes s's expiry after construction, as WithExpiry
 // sets it, for the next acquire or renewal.
 func SetSemaphoreExpiry(s *Semaphore, expiry time.Duration) { s.expiry.Store(int64(expiry)) }
+
+// wrapped is store probed, as a lock's constructor probes it.
+func wrapped(store Store) *conn.Conn {
+	c := conn.Wrap(store)
+	return &c
+}

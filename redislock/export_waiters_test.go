@@ -1,6 +1,10 @@
 package redislock
 
-import "time"
+import (
+	"time"
+
+	"github.com/zerolock/zerolock/redislock/internal/native"
+)
 
 // WaiterFlag exposes waiterFlag to the external tests.
 var WaiterFlag = waiterFlag
@@ -17,17 +21,17 @@ func WaiterFlagTTL(lo, hi time.Duration) time.Duration {
 // "unknown", "script", "delifeq" or "delex"; "none" for a store that cannot
 // send the command.
 func NativeReleaseOf(store Store) string {
-	n := nativeReleaseFor(store)
+	n := native.For(wrapped(store))
 	if n == nil {
 		return "none"
 	}
-	return [...]string{"unknown", "script", "delifeq", "delex"}[n.command.Load()]
+	return [...]string{"unknown", "script", "delifeq", "delex"}[n.Known()]
 }
 
 // AskNativeAgain makes store's next quiet release ask the server again, as
-// it does once nativeRecheck has passed.
+// it does once a minute has passed.
 func AskNativeAgain(store Store) {
-	if n := nativeReleaseFor(store); n != nil {
-		n.askAfter.Store(0)
+	if n := native.For(wrapped(store)); n != nil {
+		n.AskAgain()
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/script"
 )
 
 // setGetSupport remembers whether a store's server refused SET NX GET
@@ -36,9 +39,9 @@ func sharedSetGet(s *setGetSupport) Option {
 // instead (setnxget.lua).
 func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, refused bool, err error) {
 	var held string
-	if gz, isGoZero := rl.store.(goZeroStore); isGoZero {
+	if rl.conn.IsGoZero() {
 		var reply any
-		reply, err = gz.do(ctx, rl.acquireCmds(px).setNXGet)
+		reply, err = rl.conn.Do(ctx, rl.acquireCmds(px).setNXGet)
 		if err == nil {
 			switch reply := reply.(type) {
 			case int64: // 1: the key was free
@@ -50,7 +53,7 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 			}
 		}
 	} else {
-		held, err = rl.store.SetArgs(ctx, rl.key, rl.tokenArg, redis.SetArgs{Mode: "NX", TTL: px, Get: true}).Result()
+		held, err = rl.conn.Store.SetArgs(ctx, rl.key, rl.tokenArg, redis.SetArgs{Mode: "NX", TTL: px, Get: true}).Result()
 		if errors.Is(err, redis.Nil) {
 			return true, false, false, nil
 		}
@@ -78,8 +81,8 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 // succeeds: under contention the first refusal after a success costs two
 // round trips and later ones one, as before; without it an acquire costs
 // the server one SET.
-func (rl *RedisLock) setNXPlain(ctx context.Context, gz goZeroStore, px time.Duration) (ok, refused bool, err error) {
-	reply, err := gz.do(ctx, rl.acquireCmds(px).setNX)
+func (rl *RedisLock) setNXPlain(ctx context.Context, px time.Duration) (ok, refused bool, err error) {
+	reply, err := rl.conn.Do(ctx, rl.acquireCmds(px).setNX)
 	switch {
 	case err == nil:
 		if reply != "OK" {
@@ -101,35 +104,12 @@ func isSyntaxError(err error) bool {
 	return errors.As(err, &reply) && strings.Contains(err.Error(), "ERR syntax error")
 }
 
-// A processor sends a command its caller built: go-redis's clients are
-// processors, go-zero's store is not.
-type processor interface {
-	Process(ctx context.Context, cmd redis.Cmder) error
-}
-
-// onceBoolCmd and onceCmd are commands go-redis must not resend when their
-// reply is lost (it resends after a reset connection or a read timeout),
-// because the resend's answer would be wrong: a second SET NX finds the
-// key the first one took and says "not set"; a second release finds the
-// key the first one deleted and says "not held". Sent once, a lost reply
-// is an error, whose outcome the next call on the instance settles.
-type (
-	onceBoolCmd struct{ *redis.BoolCmd }
-	onceCmd     struct{ *redis.Cmd }
-)
-
-// NoRetry tells go-redis not to resend the command.
-func (onceBoolCmd) NoRetry() bool { return true }
-
-// NoRetry tells go-redis not to resend the command.
-func (onceCmd) NoRetry() bool { return true }
-
 // setNXOnce is the fast acquire on a go-redis client: SET key token NX PX,
 // sent once. Its success reply is a status, not a nil, which go-redis
 // handles without the allocating error checks it runs on nil replies.
 func (rl *RedisLock) setNXOnce(ctx context.Context, px time.Duration) (bool, error) {
 	cmd := redis.NewBoolCmd(ctx, "set", rl.key, rl.tokenArg, "px", px.Milliseconds(), "nx")
-	if err := rl.proc.Process(ctx, onceBoolCmd{cmd}); err != nil {
+	if err := rl.conn.Proc.Process(ctx, conn.OnceBoolCmd{BoolCmd: cmd}); err != nil {
 		return false, err
 	}
 	return cmd.Val(), nil
@@ -145,7 +125,7 @@ type acquireCmds struct {
 	px       time.Duration
 	setNX    []any // SET key token PX px NX
 	setNXGet []any // EVAL of setnxget.lua
-	s        *script
+	s        *script.Script
 	keys     []string
 	script   []any // EVAL of s, acquire.lua (fence.lua when fencing)
 	argv     []any // script's token and px in ms
@@ -162,8 +142,8 @@ func (rl *RedisLock) acquireCmds(px time.Duration) *acquireCmds {
 		a.s, a.keys = fenceScript, rl.fenceKeys
 	}
 	a.setNX = []any{"set", rl.key, rl.tokenArg, "px", ms, "nx"}
-	a.setNXGet = setNXGetScript.evalArgs(rl.keys[:1], rl.tokenArg, ms)
-	a.script = a.s.evalArgs(a.keys, rl.tokenArg, ms)
+	a.setNXGet = setNXGetScript.EvalArgs(rl.keys[:1], rl.tokenArg, ms)
+	a.script = a.s.EvalArgs(a.keys, rl.tokenArg, ms)
 	a.argv = a.script[len(a.script)-2:]
 	rl.acqCmds.Store(a)
 	return a
@@ -172,8 +152,8 @@ func (rl *RedisLock) acquireCmds(px time.Duration) *acquireCmds {
 // evalAcquire runs the acquire script of a try that is not waiting.
 func (rl *RedisLock) evalAcquire(ctx context.Context, px time.Duration) (any, error) {
 	a := rl.acquireCmds(px)
-	if gz, ok := rl.store.(goZeroStore); ok {
-		return gz.do(ctx, a.script)
+	if rl.conn.IsGoZero() {
+		return rl.conn.Do(ctx, a.script)
 	}
-	return a.s.run(ctx, rl.store, a.keys, a.argv...).Result()
+	return rl.conn.Run(ctx, a.s, a.keys, a.argv...).Result()
 }

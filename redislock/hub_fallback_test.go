@@ -11,7 +11,7 @@ import (
 	"github.com/zerolock/zerolock/redislock"
 )
 
-// Waiting on stores that cannot carry the hub's wake-ups (hub.go): the
+// Waiting on stores that cannot carry the hub's wake-ups (internal/hub): the
 // waiters fall back on back-off alone, and nothing else fails.
 
 // TestReleaseWithoutPublishRights: Redis 7 gives new ACL users no channel

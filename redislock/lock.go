@@ -12,42 +12,48 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/observe/lockobs"
+	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
+	"github.com/zerolock/zerolock/redislock/internal/hub"
+	"github.com/zerolock/zerolock/redislock/internal/native"
+	"github.com/zerolock/zerolock/redislock/internal/slot"
 )
 
 // A RedisLock is a lock on one Redis key, identified by a random token.
 // It is safe for concurrent use; all its methods may be called from several
 // goroutines, and acquiring again while holding refreshes the expiry.
 type RedisLock struct {
-	store    Store
+	conn     conn.Conn // the store, probed once
 	key      string
 	token    string
-	fencing  bool
 	waitOpts waitOptions
 
 	acks        int // WithReplicaAcks
 	acksTimeout time.Duration
 	setGet      *setGetSupport
-	guard       deadlineGuard        // WithDeadlineGuard
-	proc        processor            // the store, when it can send a command once
-	obs         *lockobs.Instruments // nil for a RedLock's node locks: the RedLock reports
-
-	// Arguments built once, so that a lock cycle does not allocate them.
-	tokenArg    any            // the token, boxed for SET
-	keys        []string       // {key}
-	fenceKeys   []string       // {key, fencing counter}
-	channel     string         // where releases are announced
-	releaseKeys []string       // {key, waiter flag}, or {key} WithoutWakeups
-	releaseArgs []any          // {token, channel}, or {token} WithoutWakeups
-	flagPX      int64          // how long a waiting acquire's flag lives, in ms
-	native      *nativeRelease // the store's compare-and-delete, WithoutWakeups
-
-	fence   atomic.Int64                // fencing token of the current hold
-	acqCmds atomic.Pointer[acquireCmds] // built once per expiry
-	state   holdState
+	// guard, fencing and refusedLast share a word, which keeps a
+	// RedisLock in the allocator's 448-byte class (BenchmarkConstruct).
+	guard   deadline.Guard // WithDeadlineGuard
+	fencing bool           // WithFencing
 	// refusedLast: this instance was refused on go-zero's store and has
 	// not acquired since, so its next fast try sends setnxget.lua rather
 	// than SET NX (see setNXPlain).
 	refusedLast atomic.Bool
+	obs         *lockobs.Instruments // nil for a RedLock's node locks: the RedLock reports
+
+	// Arguments built once, so that a lock cycle does not allocate them.
+	tokenArg    any             // the token, boxed for SET
+	keys        []string        // {key}
+	fenceKeys   []string        // {key, fencing counter}
+	channel     string          // where releases are announced
+	releaseKeys []string        // {key, waiter flag}, or {key} WithoutWakeups
+	releaseArgs []any           // {token, channel}, or {token} WithoutWakeups
+	flagPX      int64           // how long a waiting acquire's flag lives, in ms
+	native      *native.Release // the store's compare-and-delete, WithoutWakeups
+
+	fence   atomic.Int64                // fencing token of the current hold
+	acqCmds atomic.Pointer[acquireCmds] // built once per expiry
+	state   holdState
 
 	holdExpiry // the expiry SetExpire sets, and the tolerance
 	keeper     // the watchdog and when the hold began
@@ -68,12 +74,12 @@ func New(store Store, key string, opts ...Option) *RedisLock {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return newObservedLock(store, key, o)
+	return newObservedLock(conn.Wrap(store), key, o)
 }
 
 // newObservedLock builds a lock that reports to its name's instruments.
-func newObservedLock(store Store, key string, o options) *RedisLock {
-	rl := newLock(store, key, newToken(), o)
+func newObservedLock(c conn.Conn, key string, o options) *RedisLock {
+	rl := newLock(c, key, newToken(), o)
 	rl.obs = lockobs.For(backendRedis, kindMutex, o.name)
 	rl.refused = o.refuse(mutexRefuses, "a RedisLock", key, nil)
 	return rl
@@ -81,9 +87,9 @@ func newObservedLock(store Store, key string, o options) *RedisLock {
 
 // newLock builds a lock with a given token that reports nothing: a
 // RedLock's node locks share one token, and the RedLock reports for them.
-func newLock(store Store, key, token string, o options) *RedisLock {
+func newLock(c conn.Conn, key, token string, o options) *RedisLock {
 	rl := &RedisLock{
-		store:       store,
+		conn:        c,
 		key:         key,
 		token:       token,
 		fencing:     o.fencing,
@@ -92,7 +98,7 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 		acksTimeout: o.acksTimeout,
 		setGet:      o.setGet,
 		tokenArg:    token,
-		channel:     releaseChannel(key),
+		channel:     hub.Channel(key),
 		flagPX:      waiterFlagTTL(o.wait).Milliseconds(),
 	}
 	rl.holdExpiry.init(o)
@@ -101,7 +107,7 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 		rl.keys = []string{key}
 		rl.releaseKeys = rl.keys
 		rl.releaseArgs = rl.releaseArgs[:1:1] // no channel: see release.lua
-		rl.native = nativeReleaseFor(store)
+		rl.native = native.For(&rl.conn)
 	} else {
 		// One array: the release declares the waiter flag it looks at.
 		rl.releaseKeys = []string{key, waiterFlag(key)}
@@ -110,10 +116,9 @@ func newLock(store Store, key, token string, o options) *RedisLock {
 	if rl.setGet == nil {
 		rl.setGet = new(setGetSupport)
 	}
-	rl.guard = guardFor(store, o.deadlineGuard)
-	rl.proc, _ = store.(processor)
+	rl.guard = rl.conn.Guard(o.deadlineGuard)
 	if o.fencing {
-		rl.fenceKeys = []string{key, companionKey(key, "zerolock.fence")}
+		rl.fenceKeys = []string{key, slot.Companion(key, "zerolock.fence")}
 	}
 	return rl
 }
@@ -192,12 +197,12 @@ func (rl *RedisLock) try(ctx context.Context, px time.Duration, waiting bool) (b
 		r   attempt
 		err error
 	)
-	if rl.guard == guardNone {
-		// Called directly: a closure handed to within escapes to its
+	if rl.guard == deadline.None {
+		// Called directly: a closure handed to deadline.Within escapes to its
 		// goroutine, an allocation on every try.
 		r = rl.attempt(ctx, px, waiting || reentrant, waiting, seen)
 	} else {
-		r, err = within(ctx, rl.guard, func() attempt {
+		r, err = deadline.Within(ctx, rl.guard, func() attempt {
 			return rl.attempt(ctx, px, waiting || reentrant, waiting, seen)
 		})
 	}
@@ -232,10 +237,10 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, wait
 		r.ok, r.err = rl.acquireReplicated(ctx, px, waiting)
 	case script || rl.fencing:
 		r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, waiting)
-	case rl.onGoZero() && !rl.refusedLast.Load():
+	case rl.conn.IsGoZero() && !rl.refusedLast.Load():
 		// Before setGet.refused: SET NX PX without GET works on every server.
 		var refused bool
-		r.ok, refused, r.err = rl.setNXPlain(ctx, rl.store.(goZeroStore), px)
+		r.ok, refused, r.err = rl.setNXPlain(ctx, px)
 		if refused {
 			// Held by another or by us (a resent SET, an overlapping
 			// acquire on this instance): the script tells them apart.
@@ -243,7 +248,7 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, wait
 		}
 	case rl.setGet.refused.Load():
 		r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, waiting)
-	case rl.proc != nil:
+	case rl.conn.Proc != nil:
 		r.ok, r.err = rl.setNXOnce(ctx, px)
 		if r.err == nil && !r.ok && rl.state.overlapped(seen) {
 			// Another acquire on this instance ran meanwhile and may have
@@ -266,12 +271,6 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, wait
 	return r
 }
 
-// onGoZero reports whether the lock's store is go-zero's.
-func (rl *RedisLock) onGoZero() bool {
-	_, ok := rl.store.(goZeroStore)
-	return ok
-}
-
 // acquireScript runs the re-entrant acquire (minting a fencing token when
 // fencing is on). When the lock is held by another, it reports the
 // holder's remaining time, which a waiter sleeps no longer than, and a
@@ -286,7 +285,7 @@ func (rl *RedisLock) acquireScript(ctx context.Context, px time.Duration, waitin
 		if rl.fencing {
 			s = fenceScript
 		}
-		reply, err = s.eval(ctx, rl.store, rl.waitingKeys(), rl.token, px.Milliseconds(), rl.flagPX)
+		reply, err = rl.conn.Eval(ctx, s, rl.waitingKeys(), rl.token, px.Milliseconds(), rl.flagPX)
 	} else {
 		reply, err = rl.evalAcquire(ctx, px)
 	}
@@ -400,12 +399,12 @@ func (rl *RedisLock) release(ctx context.Context) (bool, error) {
 		cmd *redis.Cmd
 		err error
 	)
-	if rl.guard == guardNone {
-		// Called directly, as in try: a closure handed to within escapes
+	if rl.guard == deadline.None {
+		// Called directly, as in try: a closure handed to deadline.Within escapes
 		// to its goroutine, an allocation on every release.
 		cmd = rl.sendRelease(ctx)
 	} else {
-		cmd, err = within(ctx, rl.guard, func() *redis.Cmd {
+		cmd, err = deadline.Within(ctx, rl.guard, func() *redis.Cmd {
 			return rl.sendRelease(ctx)
 		})
 	}
@@ -431,8 +430,8 @@ func (rl *RedisLock) release(ctx context.Context) (bool, error) {
 // key exists without an expiry, and a wrapped store error when Redis cannot
 // answer.
 func (rl *RedisLock) TTL(ctx context.Context) (time.Duration, error) {
-	cmd, err := within(ctx, rl.guard, func() *redis.DurationCmd {
-		return rl.store.PTTL(ctx, rl.key)
+	cmd, err := deadline.Within(ctx, rl.guard, func() *redis.DurationCmd {
+		return rl.conn.Store.PTTL(ctx, rl.key)
 	})
 	var ttl time.Duration
 	if err == nil {
@@ -449,13 +448,7 @@ func (rl *RedisLock) TTL(ctx context.Context) (time.Duration, error) {
 	return ttl, nil
 }
 
-// stateReloader is a cluster client that can refresh its slot map
-// (go-redis's *ClusterClient).
-type stateReloader interface {
-	ReloadState(ctx context.Context)
-}
-
 // wrap names the operation and key (see wrapStoreErr).
 func (rl *RedisLock) wrap(ctx context.Context, op string, err error) error {
-	return wrapStoreErr(ctx, rl.store, op, strconv.Quote(rl.key), err)
+	return wrapStoreErr(ctx, &rl.conn, op, strconv.Quote(rl.key), err)
 }

@@ -8,24 +8,27 @@ import (
 	"slices"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/observe/lockobs"
+	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
+	"github.com/zerolock/zerolock/redislock/internal/hub"
+	"github.com/zerolock/zerolock/redislock/internal/script"
+	"github.com/zerolock/zerolock/redislock/internal/slot"
 )
 
 var (
 	//go:embed multilock_acquire.lua
 	multiAcquireSource string
-	multiAcquireScript = newScript(multiAcquireSource)
+	multiAcquireScript = script.New(multiAcquireSource)
 
 	//go:embed multilock_release.lua
 	multiReleaseSource string
-	multiReleaseScript = newScript(multiReleaseSource)
+	multiReleaseScript = script.New(multiReleaseSource)
 
 	//go:embed multilock_renew.lua
 	multiRenewSource string
-	multiRenewScript = newScript(multiRenewSource)
+	multiRenewScript = script.New(multiRenewSource)
 )
 
 // A MultiLock holds several Redis keys at once, all of them or none: an
@@ -61,15 +64,14 @@ var (
 // wait for replicas: NewMultiLock refuses WithFencing, WithReplicaAcks and
 // WithNodeTimeout (see Option).
 type MultiLock struct {
-	store    Store
-	keys     []string // in the order they are taken
-	channels []string // the release channel of each key
+	conn     conn.Conn // the store, probed once
+	keys     []string  // in the order they are taken
+	channels []string  // the release channel of each key
 	token    string
 	waitOpts waitOptions
-	guard    deadlineGuard // WithDeadlineGuard
-	proc     processor     // the store, when it can send a command once
-	groups   []keyGroup    // what one script may touch: all keys, or a slot's
-	turn     turn          // one acquire try or release at a time
+	guard    deadline.Guard // WithDeadlineGuard
+	groups   []keyGroup     // what one script may touch: all keys, or a slot's
+	turn     turn           // one acquire try or release at a time
 	obs      *lockobs.Instruments
 
 	state holdState
@@ -118,23 +120,21 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 		return nil, err
 	}
 	m := &MultiLock{
-		store:    store,
+		conn:     conn.Wrap(store),
 		keys:     lockOrder(keys),
 		token:    newToken(),
 		waitOpts: o.wait,
-		guard:    guardFor(store, o.deadlineGuard),
 		turn:     newTurn(),
 		obs:      lockobs.For(backendRedis, kindMultiLock, o.name),
 	}
-	m.proc, _ = store.(processor)
+	m.guard = m.conn.Guard(o.deadlineGuard)
 	m.channels = make([]string, len(m.keys))
 	for i, k := range m.keys {
-		m.channels[i] = releaseChannel(k)
+		m.channels[i] = hub.Channel(k)
 	}
-	_, ring := store.(*redis.Ring)
 	for first := 0; first < len(m.keys); {
 		end := first + 1
-		for end < len(m.keys) && sameScript(store, ring, m.keys[first], m.keys[end]) {
+		for end < len(m.keys) && m.sameScript(m.keys[first], m.keys[end]) {
 			end++
 		}
 		g := keyGroup{first: first, keys: m.keys[first:end:end], releaseArgs: []any{m.token}}
@@ -157,7 +157,7 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 func lockOrder(keys []string) []string {
 	sorted := slices.Clone(keys)
 	slices.SortFunc(sorted, func(a, b string) int {
-		return cmp.Or(cmp.Compare(keySlot(a), keySlot(b)), cmp.Compare(hashTag(a), hashTag(b)), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(slot.Of(a), slot.Of(b)), cmp.Compare(slot.HashTag(a), slot.HashTag(b)), cmp.Compare(a, b))
 	})
 	return sorted
 }
@@ -165,14 +165,14 @@ func lockOrder(keys []string) []string {
 // sameScript reports whether one script may touch keys a and b: always on
 // a single server; on Cluster when they share a slot; on a Ring, which
 // places keys by hash tag rather than slot, when they share a tag.
-func sameScript(store Store, ring bool, a, b string) bool {
+func (m *MultiLock) sameScript(a, b string) bool {
 	switch {
-	case !clustered(store):
+	case !m.conn.Clustered():
 		return true
-	case ring:
-		return hashTag(a) == hashTag(b)
+	case m.conn.Ring():
+		return slot.HashTag(a) == slot.HashTag(b)
 	}
-	return keySlot(a) == keySlot(b)
+	return slot.Of(a) == slot.Of(b)
 }
 
 // AcquireCtx tries once to take all the keys. It reports true when this
@@ -251,7 +251,7 @@ func (m *MultiLock) releaseAll(ctx context.Context) (bool, error) {
 		freed int
 		err   error
 	}
-	r, err := within(ctx, m.guard, func() result {
+	r, err := deadline.Within(ctx, m.guard, func() result {
 		if err := m.turn.take(ctx); err != nil {
 			return result{err: err}
 		}
@@ -297,7 +297,7 @@ func (m *MultiLock) RefreshCtx(ctx context.Context) (bool, error) {
 		n   int64
 		err error
 	}
-	r, err := within(ctx, m.guard, func() result {
+	r, err := deadline.Within(ctx, m.guard, func() result {
 		n, err := m.renew(ctx, px)
 		return result{n, err}
 	})
@@ -319,7 +319,7 @@ func (m *MultiLock) RefreshCtx(ctx context.Context) (bool, error) {
 // another holds it.
 func (m *MultiLock) renew(ctx context.Context, px time.Duration) (int64, error) {
 	for _, g := range m.groups {
-		reply, err := multiRenewScript.run(ctx, m.store, g.keys, m.token, px.Milliseconds()).Result()
+		reply, err := m.conn.Run(ctx, multiRenewScript, g.keys, m.token, px.Milliseconds()).Result()
 		if err != nil {
 			return 0, err
 		}
@@ -347,5 +347,5 @@ func (m *MultiLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) con
 
 // wrap names the operation and keys (see wrapStoreErr).
 func (m *MultiLock) wrap(ctx context.Context, op string, err error) error {
-	return wrapStoreErr(ctx, m.store, op, fmt.Sprintf("multi-lock %q", m.keys), err, ErrNotLockKey)
+	return wrapStoreErr(ctx, &m.conn, op, fmt.Sprintf("multi-lock %q", m.keys), err, ErrNotLockKey)
 }

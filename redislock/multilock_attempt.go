@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
 )
 
 // A turn lets one acquire attempt or release of a MultiLock run at a time.
@@ -56,7 +58,7 @@ type multiAttempt struct {
 // returns at ctx's end, the attempt finishes in the background, still in
 // its turn, and records its own outcome.
 func (m *MultiLock) try(ctx context.Context, px time.Duration, waiting bool) multiAttempt {
-	r, err := within(ctx, m.guard, func() multiAttempt {
+	r, err := deadline.Within(ctx, m.guard, func() multiAttempt {
 		if err := m.turn.take(ctx); err != nil {
 			return multiAttempt{err: err}
 		}
@@ -103,10 +105,10 @@ func (m *MultiLock) attempt(ctx context.Context, px time.Duration, reentrant, wa
 			for j, k := range g.keys {
 				keys[len(g.keys)+j] = waiterFlag(k)
 			}
-			cmd = multiAcquireScript.run(ctx, m.store, keys, m.token, px.Milliseconds(),
+			cmd = m.conn.Run(ctx, multiAcquireScript, keys, m.token, px.Milliseconds(),
 				waiterFlagTTL(m.waitOpts).Milliseconds())
 		} else {
-			cmd = multiAcquireScript.run(ctx, m.store, g.keys, m.token, px.Milliseconds())
+			cmd = m.conn.Run(ctx, multiAcquireScript, g.keys, m.token, px.Milliseconds())
 		}
 		reply, err := cmd.Result()
 		var (
@@ -235,7 +237,7 @@ func (m *MultiLock) release(ctx context.Context, groups []keyGroup) (int, error)
 		errs  []error
 	)
 	for _, g := range groups {
-		reply, err := multiReleaseScript.runOnce(ctx, m.store, m.proc, g.keys, g.releaseArgs...).Result()
+		reply, err := m.conn.RunOnce(ctx, multiReleaseScript, g.keys, g.releaseArgs...).Result()
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -45,7 +45,7 @@ func (m *MultiLock) acquireWait(ctx context.Context, wait time.Duration) (bool, 
 	}
 	refused := r.refused // only this call's tries change it
 	w := waitLoop{
-		store: m.store, key: m.keys[refused], channel: m.channels[refused],
+		conn: &m.conn, key: m.keys[refused], channel: m.channels[refused],
 		backoff: m.waitOpts, wrap: m.wrap,
 		refusedBy: func() (string, string) { return m.keys[refused], m.channels[refused] },
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
 )
 
 // recordPrefix starts every record a RedisLock stores in its key, and no
@@ -65,8 +66,8 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context) (bool, []byte, error) {
 			return p.Eval(ctx, acquireReadSource, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
 		})
 	} else {
-		cmd, err = within(ctx, rl.guard, func() *redis.Cmd {
-			return acquireReadScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
+		cmd, err = deadline.Within(ctx, rl.guard, func() *redis.Cmd {
+			return rl.conn.Run(ctx, acquireReadScript, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
 		})
 	}
 	var reply any
@@ -148,8 +149,8 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 			return p.Eval(ctx, recordSource, rl.keys, rl.token, value, int64(ms))
 		})
 	} else {
-		cmd, err = within(ctx, rl.guard, func() *redis.Cmd {
-			return recordScript.run(ctx, rl.store, rl.keys, rl.token, value, int64(ms))
+		cmd, err = deadline.Within(ctx, rl.guard, func() *redis.Cmd {
+			return rl.conn.Run(ctx, recordScript, rl.keys, rl.token, value, int64(ms))
 		})
 	}
 	var reply any
@@ -180,12 +181,12 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 // ErrNotReplicated, wrapped, when fewer than WithReplicaAcks' replicas
 // acknowledged in time.
 func (rl *RedisLock) replicated(ctx context.Context, build func(redis.Pipeliner) *redis.Cmd) (cmd *redis.Cmd, short, err error) {
-	conn, err := rl.connFor(ctx)
+	pipe, err := rl.connFor(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	var wait *redis.Cmd
-	_, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = pipe.Pipelined(ctx, func(p redis.Pipeliner) error {
 		cmd = build(p)
 		wait = p.Do(ctx, "wait", rl.acks, rl.acksTimeout.Milliseconds())
 		return nil

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock/observe/lockobs"
+	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
 )
 
 // defaultNodeTimeout bounds each node's call of a RedLock unless
@@ -57,9 +59,9 @@ func newRedLock(stores []Store, key string, o options) *RedLock {
 	}
 	refused := o.refuse(redLockRefuses, "a RedLock", key, nil)
 	for _, s := range stores {
-		n := newLock(s, key, token, o)
-		n.guard = guardNone // each bounds every node call by itself
-		n.refused = refused // the RedLock's acquire asks its first node's px
+		n := newLock(conn.Wrap(s), key, token, o)
+		n.guard = deadline.None // each bounds every node call by itself
+		n.refused = refused     // the RedLock's acquire asks its first node's px
 		r.nodes = append(r.nodes, n)
 	}
 	r.SetExpiry(o.expiry)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
 )
 
 // Refresh is RefreshCtx with context.Background().
@@ -34,8 +36,8 @@ func (rl *RedisLock) RefreshCtx(ctx context.Context) (bool, error) {
 		return false, rl.wrap(ctx, "refresh", err)
 	}
 	sent := time.Now()
-	cmd, err := within(ctx, rl.guard, func() *redis.Cmd {
-		return renewScript.run(ctx, rl.store, rl.keys, rl.token, px.Milliseconds())
+	cmd, err := deadline.Within(ctx, rl.guard, func() *redis.Cmd {
+		return rl.conn.Run(ctx, renewScript, rl.keys, rl.token, px.Milliseconds())
 	})
 	var reply any
 	if err == nil {

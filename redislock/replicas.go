@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock/redislock/internal/conn"
 )
 
 // WithReplicaAcks makes an acquisition count only once n replicas have
@@ -26,50 +28,17 @@ func WithReplicaAcks(n int, timeout time.Duration) Option {
 	}
 }
 
-// pipeliner is a client that runs several commands on one connection.
-type pipeliner interface {
-	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-}
-
 // connFor returns a client whose pipelines go to the connection that serves
 // the lock's key, for WAIT to count that connection's write.
-func (rl *RedisLock) connFor(ctx context.Context) (pipeliner, error) {
-	switch s := rl.store.(type) {
-	case *redis.ClusterClient:
-		return s.MasterForKey(ctx, rl.key)
-	case *redis.Client:
-		return s, nil
-	case goZeroStore:
-		if s.r.Type != "cluster" {
-			return goZeroPipeliner{s}, nil
-		}
-	}
-	return nil, ErrReplicaAcksUnsupported
-}
-
-type goZeroPipeliner struct{ s goZeroStore }
-
-func (p goZeroPipeliner) Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
-	if err := p.s.ready(ctx); err != nil {
-		return nil, err
-	}
-	var cmds []redis.Cmder
-	err := p.s.r.PipelinedCtx(ctx, func(pipe redis.Pipeliner) error {
-		if err := fn(pipe); err != nil {
-			return err
-		}
-		var err error
-		cmds, err = pipe.Exec(ctx)
-		return err
-	})
-	return cmds, err
+func (rl *RedisLock) connFor(ctx context.Context) (conn.Pipeliner, error) {
+	return rl.conn.PipelinerFor(ctx, rl.key)
 }
 
 // acquireReplicated runs the re-entrant acquire and WAIT in one pipeline and
 // releases again when too few replicas acknowledged. A waiting acquire's
 // refusal sets the waiter flag, as acquireScript's does.
 func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration, waiting bool) (bool, error) {
-	conn, err := rl.connFor(ctx)
+	pipe, err := rl.connFor(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -77,7 +46,7 @@ func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration, wa
 		acquire *redis.Cmd
 		wait    *redis.Cmd
 	)
-	_, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = pipe.Pipelined(ctx, func(p redis.Pipeliner) error {
 		src, keys := acquireSource, rl.keys
 		if rl.fencing {
 			src, keys = fenceSource, rl.fenceKeys

@@ -15,32 +15,37 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/observe/lockobs"
+	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
+	"github.com/zerolock/zerolock/redislock/internal/hub"
+	"github.com/zerolock/zerolock/redislock/internal/script"
+	"github.com/zerolock/zerolock/redislock/internal/slot"
 )
 
 var (
 	//go:embed rwlock_rlock.lua
 	rwRLockSource string
-	rwRLockScript = newScript(rwRLockSource)
+	rwRLockScript = script.New(rwRLockSource)
 
 	//go:embed rwlock_lock.lua
 	rwLockSource string
-	rwLockScript = newScript(rwLockSource)
+	rwLockScript = script.New(rwLockSource)
 
 	//go:embed rwlock_runlock.lua
 	rwRUnlockSource string
-	rwRUnlockScript = newScript(rwRUnlockSource)
+	rwRUnlockScript = script.New(rwRUnlockSource)
 
 	//go:embed rwlock_unlock.lua
 	rwUnlockSource string
-	rwUnlockScript = newScript(rwUnlockSource)
+	rwUnlockScript = script.New(rwUnlockSource)
 
 	//go:embed rwlock_renewread.lua
 	rwRenewReadSource string
-	rwRenewReadScript = newScript(rwRenewReadSource)
+	rwRenewReadScript = script.New(rwRenewReadSource)
 
 	//go:embed rwlock_abandon.lua
 	rwAbandonSource string
-	rwAbandonScript = newScript(rwAbandonSource)
+	rwAbandonScript = script.New(rwAbandonSource)
 )
 
 // An RWLock is a read-write lock on one Redis key: many readers or one
@@ -69,24 +74,23 @@ var (
 // writer before it (Fence). Without it nothing is minted or read: no
 // counter key is written, and Fence returns 0.
 type RWLock struct {
-	store    Store
+	conn     conn.Conn // the store, probed once
 	key      string
 	token    string
 	waitOpts waitOptions
-	guard    deadlineGuard
-	proc     processor            // the store, when it can send a command once
+	guard    deadline.Guard
 	obsRead  *lockobs.Instruments // the read side's
 	obsWrite *lockobs.Instruments // the write side's
 
 	// Arguments built once. Every script's first key is the lock key: a
 	// go-redis Ring routes a script by its first key, and the companions
-	// of some keys (see companionKey) carry a hash tag that a Ring places
+	// of some keys (see slot.Companion) carry a hash tag that a Ring places
 	// on another shard than the key.
 	keys       []string // {key, readers, intent}, and the fence counter WithFencing
 	writerKeys []string // {key}
 	readerKeys []string // {key, readers}
 	intentKeys []string // {key, intent}
-	// {token, channel, wakeAllPayload}: a release's and an abandoned
+	// {token, channel, hub.WakeAllPayload}: a release's and an abandoned
 	// intent's arguments; {token} WithoutWakeups.
 	releaseArgs []any
 	channel     string
@@ -124,27 +128,26 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	readers := companionKey(key, "zerolock.readers")
-	intent := companionKey(key, "zerolock.writer-waiting")
+	readers := slot.Companion(key, "zerolock.readers")
+	intent := slot.Companion(key, "zerolock.writer-waiting")
 	l := &RWLock{
-		store:      store,
+		conn:       conn.Wrap(store),
 		key:        key,
 		token:      newToken(),
 		waitOpts:   o.wait,
-		guard:      guardFor(store, o.deadlineGuard),
 		keys:       []string{key, readers, intent},
 		writerKeys: []string{key},
 		readerKeys: []string{key, readers},
 		intentKeys: []string{key, intent},
-		channel:    releaseChannel(key),
+		channel:    hub.Channel(key),
 		obsRead:    lockobs.For(backendRedis, kindRWLockRead, o.name),
 		obsWrite:   lockobs.For(backendRedis, kindRWLockWrite, o.name),
 	}
-	l.proc, _ = store.(processor)
+	l.guard = l.conn.Guard(o.deadlineGuard)
 	if o.fencing {
-		l.keys = append(l.keys, companionKey(key, "zerolock.fence"))
+		l.keys = append(l.keys, slot.Companion(key, "zerolock.fence"))
 	}
-	l.releaseArgs = []any{l.token, l.channel, wakeAllPayload}
+	l.releaseArgs = []any{l.token, l.channel, hub.WakeAllPayload}
 	if o.quietRelease {
 		l.releaseArgs = l.releaseArgs[:1:1] // no channel: nothing announced
 	}
@@ -252,10 +255,10 @@ func (l *RWLock) tryOnce(ctx context.Context, op string,
 func (l *RWLock) tryRead(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
 	return l.acquire(ctx, sideRead, px, func() *redis.Cmd {
 		if waiting {
-			return rwRLockScript.run(ctx, l.store, l.waitingKeys(), l.token, px.Milliseconds(),
+			return l.conn.Run(ctx, rwRLockScript, l.waitingKeys(), l.token, px.Milliseconds(),
 				waiterFlagTTL(l.waitOpts).Milliseconds())
 		}
-		return rwRLockScript.run(ctx, l.store, l.keys, l.token, px.Milliseconds())
+		return l.conn.Run(ctx, rwRLockScript, l.keys, l.token, px.Milliseconds())
 	})
 }
 
@@ -265,11 +268,11 @@ func (l *RWLock) tryRead(ctx context.Context, px time.Duration, waiting bool) (b
 func (l *RWLock) tryWrite(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
 	if !waiting {
 		return l.acquire(ctx, sideWrite, px, func() *redis.Cmd {
-			return rwLockScript.run(ctx, l.store, l.keys, l.token, px.Milliseconds(), "0", l.intentPX(px).Milliseconds())
+			return l.conn.Run(ctx, rwLockScript, l.keys, l.token, px.Milliseconds(), "0", l.intentPX(px).Milliseconds())
 		})
 	}
 	return l.acquire(ctx, sideWrite, px, func() *redis.Cmd {
-		return rwLockScript.run(ctx, l.store, l.waitingKeys(), l.token, px.Milliseconds(), "1",
+		return l.conn.Run(ctx, rwLockScript, l.waitingKeys(), l.token, px.Milliseconds(), "1",
 			l.intentPX(px).Milliseconds(), waiterFlagTTL(l.waitOpts).Milliseconds())
 	})
 }
@@ -292,7 +295,7 @@ func (l *RWLock) intentPX(px time.Duration) time.Duration {
 // records what its reply says this instance holds.
 func (l *RWLock) acquire(ctx context.Context, s side, px time.Duration, send func() *redis.Cmd) (bool, time.Duration, error) {
 	sent := time.Now()
-	cmd, err := within(ctx, l.guard, send)
+	cmd, err := deadline.Within(ctx, l.guard, send)
 	var reply any
 	if err == nil {
 		reply, err = cmd.Result()
@@ -404,7 +407,7 @@ func (l *RWLock) heldSide() side {
 // context ended); the share then ends at its expiry at the latest.
 func (l *RWLock) RUnlockCtx(ctx context.Context) (bool, error) {
 	return l.release(ctx, "runlock", sideRead, func() *redis.Cmd {
-		return rwRUnlockScript.runOnce(ctx, l.store, l.proc, l.readerKeys, l.releaseArgs...)
+		return l.conn.RunOnce(ctx, rwRUnlockScript, l.readerKeys, l.releaseArgs...)
 	})
 }
 
@@ -419,7 +422,7 @@ func (l *RWLock) RUnlockCtx(ctx context.Context) (bool, error) {
 // expiry at the latest.
 func (l *RWLock) UnlockCtx(ctx context.Context) (bool, error) {
 	return l.release(ctx, "unlock", sideWrite, func() *redis.Cmd {
-		return rwUnlockScript.runOnce(ctx, l.store, l.proc, l.writerKeys, l.releaseArgs...)
+		return l.conn.RunOnce(ctx, rwUnlockScript, l.writerKeys, l.releaseArgs...)
 	})
 }
 
@@ -448,7 +451,7 @@ func (l *RWLock) releaseSide(ctx context.Context, op string, s side, send func()
 	if err := ctx.Err(); err != nil {
 		return false, l.wrap(ctx, op, err)
 	}
-	cmd, err := within(ctx, l.guard, send)
+	cmd, err := deadline.Within(ctx, l.guard, send)
 	var reply any
 	if err == nil {
 		reply, err = cmd.Result()
@@ -488,7 +491,7 @@ func (l *RWLock) RefreshCtx(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	sent := time.Now()
-	r, err := within(ctx, l.guard, func() renewResult {
+	r, err := deadline.Within(ctx, l.guard, func() renewResult {
 		n, err := l.renew(s)(ctx, px)
 		return renewResult{n, err}
 	})
@@ -517,11 +520,11 @@ type renewResult struct {
 func (l *RWLock) renew(s side) renewFunc {
 	if s == sideWrite {
 		return func(ctx context.Context, px time.Duration) (int64, error) {
-			return renewScript.run(ctx, l.store, l.writerKeys, l.token, px.Milliseconds()).Int64()
+			return l.conn.Run(ctx, renewScript, l.writerKeys, l.token, px.Milliseconds()).Int64()
 		}
 	}
 	return func(ctx context.Context, px time.Duration) (int64, error) {
-		reply, err := rwRenewReadScript.run(ctx, l.store, l.readerKeys, l.token, px.Milliseconds()).Result()
+		reply, err := l.conn.Run(ctx, rwRenewReadScript, l.readerKeys, l.token, px.Milliseconds()).Result()
 		if err != nil {
 			return 0, err
 		}
@@ -562,5 +565,5 @@ func (l *RWLock) Fence() int64 {
 
 // wrap names the operation and key (see wrapStoreErr).
 func (l *RWLock) wrap(ctx context.Context, op string, err error) error {
-	return wrapStoreErr(ctx, l.store, op, strconv.Quote(l.key), err, ErrNotRWLock, ErrOtherSideHeld)
+	return wrapStoreErr(ctx, &l.conn, op, strconv.Quote(l.key), err, ErrNotRWLock, ErrOtherSideHeld)
 }

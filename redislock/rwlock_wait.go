@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
 )
 
 // RLockWaitCtx waits up to wait (no limit when wait <= 0, then only ctx
@@ -105,8 +106,8 @@ func (l *RWLock) lockWait(ctx context.Context, wait time.Duration) (ok bool, err
 func (l *RWLock) abandon(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
 	defer cancel()
-	_, _ = within(ctx, l.guard, func() error {
-		return rwAbandonScript.run(ctx, l.store, l.intentKeys, l.releaseArgs...).Err()
+	_, _ = deadline.Within(ctx, l.guard, func() error {
+		return l.conn.Run(ctx, rwAbandonScript, l.intentKeys, l.releaseArgs...).Err()
 	})
 }
 
@@ -122,7 +123,7 @@ func (l *RWLock) waitLoop(op string) waitLoop {
 	wrap := func(ctx context.Context, _ string, err error) error {
 		return l.wrap(ctx, op, err)
 	}
-	return waitLoop{store: l.store, key: l.key, channel: l.channel, backoff: l.waitOpts, wrap: wrap}
+	return waitLoop{conn: &l.conn, key: l.key, channel: l.channel, backoff: l.waitOpts, wrap: wrap}
 }
 
 // Reader returns the read side of the lock as a zerolock.Locker:

@@ -7,22 +7,24 @@ import (
 	"testing"
 
 	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/redislock/internal/script"
 )
 
 // TestLuaCode: the code go-zero's store sends is every script's source
 // without its comments, line for line (a script error names the file's
 // line), and still compiles. It fails when a script gains a comment after
-// code or a block comment, which luaCode would leave in or break.
+// code or a block comment, which script.LuaCode would leave in or break.
 func TestLuaCode(t *testing.T) {
 	admin := redistest.Start(t).Client(t)
 	files, err := filepath.Glob("*.lua")
-	if err != nil || len(scriptsBySHA) != len(files) {
-		t.Fatalf("%d scripts registered, want one per .lua file: %v (%v)", len(scriptsBySHA), files, err)
+	scripts := script.All()
+	if err != nil || len(scripts) != len(files) {
+		t.Fatalf("%d scripts registered, want one per .lua file: %v (%v)", len(scripts), files, err)
 	}
-	for _, s := range scriptsBySHA {
-		src, code := strings.Split(s.src, "\n"), strings.Split(s.code, "\n")
+	for _, s := range scripts {
+		src, code := strings.Split(s.Src, "\n"), strings.Split(s.Code, "\n")
 		if len(code) != len(src) {
-			t.Fatalf("code has %d lines, source %d:\n%s", len(code), len(src), s.code)
+			t.Fatalf("code has %d lines, source %d:\n%s", len(code), len(src), s.Code)
 		}
 		for i, line := range code {
 			trimmed := strings.TrimLeft(src[i], " \t")
@@ -35,11 +37,11 @@ func TestLuaCode(t *testing.T) {
 				t.Errorf("line %d has a comment after code or a long bracket: %q", i+1, line)
 			}
 		}
-		if len(s.code) >= len(s.src) {
-			t.Errorf("code is %d bytes, no shorter than the source's %d", len(s.code), len(s.src))
+		if len(s.Code) >= len(s.Src) {
+			t.Errorf("code is %d bytes, no shorter than the source's %d", len(s.Code), len(s.Src))
 		}
-		if err := admin.ScriptLoad(context.Background(), s.code).Err(); err != nil {
-			t.Errorf("SCRIPT LOAD of the code: %v\n%s", err, s.code)
+		if err := admin.ScriptLoad(context.Background(), s.Code).Err(); err != nil {
+			t.Errorf("SCRIPT LOAD of the code: %v\n%s", err, s.Code)
 		}
 	}
 }
@@ -48,8 +50,8 @@ func TestLuaCode(t *testing.T) {
 // number of keys as go-redis's own Eval does.
 func TestEvalArgs(t *testing.T) {
 	keys := []string{"k", "{k}:w"}
-	got := releaseScript.evalArgs(keys, "token", "channel")
-	want := []any{"eval", releaseScript.code, 2, "k", "{k}:w", "token", "channel"}
+	got := releaseScript.EvalArgs(keys, "token", "channel")
+	want := []any{"eval", releaseScript.Code, 2, "k", "{k}:w", "token", "channel"}
 	if len(got) != len(want) {
 		t.Fatalf("evalArgs = %v, want %v", got, want)
 	}

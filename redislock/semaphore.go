@@ -13,24 +13,28 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/observe/lockobs"
+	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
+	"github.com/zerolock/zerolock/redislock/internal/hub"
+	"github.com/zerolock/zerolock/redislock/internal/script"
 )
 
 var (
 	//go:embed semaphore_acquire.lua
 	semaphoreAcquireSource string
-	semaphoreAcquireScript = newScript(semaphoreAcquireSource)
+	semaphoreAcquireScript = script.New(semaphoreAcquireSource)
 
 	//go:embed semaphore_release.lua
 	semaphoreReleaseSource string
-	semaphoreReleaseScript = newScript(semaphoreReleaseSource)
+	semaphoreReleaseScript = script.New(semaphoreReleaseSource)
 
 	//go:embed semaphore_renew.lua
 	semaphoreRenewSource string
-	semaphoreRenewScript = newScript(semaphoreRenewSource)
+	semaphoreRenewScript = script.New(semaphoreRenewSource)
 
 	//go:embed semaphore_state.lua
 	semaphoreStateSource string
-	semaphoreStateScript = newScript(semaphoreStateSource)
+	semaphoreStateScript = script.New(semaphoreStateSource)
 )
 
 // A Semaphore is a counting semaphore on one Redis key: up to permits (as
@@ -45,13 +49,12 @@ var (
 // that one key, so a Semaphore works on Redis Cluster. The key itself
 // expires with its latest permit.
 type Semaphore struct {
-	store    Store
+	conn     conn.Conn // the store, probed once
 	key      string
 	token    string
 	permits  int
 	waitOpts waitOptions
-	guard    deadlineGuard // WithDeadlineGuard
-	proc     processor     // the store, when it can send a command once
+	guard    deadline.Guard // WithDeadlineGuard
 	obs      *lockobs.Instruments
 
 	keys        []string // {key}
@@ -100,11 +103,11 @@ func NewSemaphore(store Store, key string, permits int, opts ...Option) (*Semaph
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return newSemaphore(store, key, permits, o)
+	return newSemaphore(conn.Wrap(store), key, permits, o)
 }
 
 // newSemaphore is NewSemaphore with its options applied.
-func newSemaphore(store Store, key string, permits int, o options) (*Semaphore, error) {
+func newSemaphore(c conn.Conn, key string, permits int, o options) (*Semaphore, error) {
 	if permits < 1 {
 		return nil, fmt.Errorf("%w: %d for %q", ErrInvalidPermits, permits, key)
 	}
@@ -113,17 +116,16 @@ func newSemaphore(store Store, key string, permits int, o options) (*Semaphore, 
 	}
 	token := newToken()
 	s := &Semaphore{
-		store:    store,
+		conn:     c,
 		key:      key,
 		token:    token,
 		permits:  permits,
 		waitOpts: o.wait,
-		guard:    guardFor(store, o.deadlineGuard),
+		guard:    c.Guard(o.deadlineGuard),
 		keys:     []string{key},
-		channel:  releaseChannel(key),
+		channel:  hub.Channel(key),
 		obs:      lockobs.For(backendRedis, kindSemaphore, o.name),
 	}
-	s.proc, _ = store.(processor)
 	s.releaseArgs = []any{token, s.channel}
 	if o.quietRelease {
 		s.releaseArgs = s.releaseArgs[:1:1] // no channel: see semaphore_release.lua
@@ -170,8 +172,8 @@ func (s *Semaphore) acquire(ctx context.Context) (bool, error) {
 func (s *Semaphore) try(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
 	sent := time.Now()
 	_, seen := s.state.beginAcquire()
-	cmd, err := within(ctx, s.guard, func() *redis.Cmd {
-		return semaphoreAcquireScript.run(ctx, s.store, s.keys, s.token, px.Milliseconds(), s.permits)
+	cmd, err := deadline.Within(ctx, s.guard, func() *redis.Cmd {
+		return s.conn.Run(ctx, semaphoreAcquireScript, s.keys, s.token, px.Milliseconds(), s.permits)
 	})
 	var reply any
 	if err == nil {
@@ -235,8 +237,8 @@ func (s *Semaphore) release(ctx context.Context) (bool, error) {
 		return false, s.wrap(ctx, "release", err)
 	}
 	seen := s.state.beginRelease()
-	cmd, err := within(ctx, s.guard, func() *redis.Cmd {
-		return semaphoreReleaseScript.runOnce(ctx, s.store, s.proc, s.keys, s.releaseArgs...)
+	cmd, err := deadline.Within(ctx, s.guard, func() *redis.Cmd {
+		return s.conn.RunOnce(ctx, semaphoreReleaseScript, s.keys, s.releaseArgs...)
 	})
 	var reply any
 	if err == nil {
@@ -275,7 +277,7 @@ func (s *Semaphore) RefreshCtx(ctx context.Context) (bool, error) {
 		return false, s.wrap(ctx, "refresh", err)
 	}
 	sent := time.Now()
-	n, err := within(ctx, s.guard, func() int64Reply {
+	n, err := deadline.Within(ctx, s.guard, func() int64Reply {
 		return s.renew(ctx, px)
 	})
 	if err == nil {
@@ -320,7 +322,7 @@ type int64Reply struct {
 // renew runs the compare-and-extend once: 1 when extended, -1 when the
 // permit is gone (expired or deleted).
 func (s *Semaphore) renew(ctx context.Context, px time.Duration) int64Reply {
-	reply, err := semaphoreRenewScript.run(ctx, s.store, s.keys, s.token, px.Milliseconds()).Result()
+	reply, err := s.conn.Run(ctx, semaphoreRenewScript, s.keys, s.token, px.Milliseconds()).Result()
 	if err != nil {
 		return int64Reply{err: err}
 	}
@@ -353,8 +355,8 @@ func (s *Semaphore) holders(ctx context.Context) (int, error) {
 
 // status reads the live permits and the time until the earliest expires.
 func (s *Semaphore) status(ctx context.Context, op string) (int, time.Duration, error) {
-	cmd, err := within(ctx, s.guard, func() *redis.Cmd {
-		return semaphoreStateScript.run(ctx, s.store, s.keys)
+	cmd, err := deadline.Within(ctx, s.guard, func() *redis.Cmd {
+		return s.conn.Run(ctx, semaphoreStateScript, s.keys)
 	})
 	var reply any
 	if err == nil {
@@ -387,5 +389,5 @@ func semaphoreReplyError(reply any) error {
 
 // wrap names the operation and key (see wrapStoreErr).
 func (s *Semaphore) wrap(ctx context.Context, op string, err error) error {
-	return wrapStoreErr(ctx, s.store, "semaphore "+op, strconv.Quote(s.key), err, ErrNotSemaphore)
+	return wrapStoreErr(ctx, &s.conn, "semaphore "+op, strconv.Quote(s.key), err, ErrNotSemaphore)
 }

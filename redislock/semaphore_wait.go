@@ -31,7 +31,7 @@ func (s *Semaphore) acquireWait(ctx context.Context, wait time.Duration) (bool, 
 	if ok || err != nil {
 		return ok, err
 	}
-	w := waitLoop{store: s.store, key: s.key, channel: s.channel, backoff: s.waitOpts, wrap: s.wrap}
+	w := waitLoop{conn: &s.conn, key: s.key, channel: s.channel, backoff: s.waitOpts, wrap: s.wrap}
 	return w.run(ctx, wait, func(ctx context.Context) (bool, time.Duration, error) {
 		px, err := s.px()
 		if err != nil {

@@ -4,6 +4,10 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/gozero"
 )
 
 // Store is the small part of a Redis client that a lock needs. go-redis's
@@ -27,5 +31,18 @@ var (
 	_ Store = (*redis.ClusterClient)(nil)
 	_ Store = (*redis.Ring)(nil)
 	_ Store = redis.UniversalClient(nil)
-	_ Store = goZeroStore{}
+	_ Store = (*gozero.Store)(nil)
+
+	_ conn.Store = Store(nil)
 )
+
+// GoZeroStore adapts go-zero's *redis.Redis (a node or a cluster, as its
+// RedisConf says) to Store. Commands go through go-zero's client, so its
+// circuit breaker, metrics and tracing see them. Before its first command
+// it checks, once per store, that the server accepts the CLIENT SETINFO
+// go-zero sends on new connections (NewBackend's Check runs the same check
+// at start-up); where it does not, every command returns an error wrapping
+// ErrIdentityRejected, which names the fix.
+func GoZeroStore(store *zredis.Redis) Store {
+	return gozero.New(store)
+}

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/zerolock/zerolock/internal/ctxdone"
+	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
+	"github.com/zerolock/zerolock/redislock/internal/hub"
 )
 
 // waitOptions tune the back-off that backs up release notifications.
@@ -64,7 +67,7 @@ func (rl *RedisLock) acquireWait(ctx context.Context, wait time.Duration) (bool,
 	if ok || err != nil {
 		return ok, err
 	}
-	w := waitLoop{store: rl.store, key: rl.key, channel: rl.channel, backoff: rl.waitOpts, wrap: rl.wrap}
+	w := waitLoop{conn: &rl.conn, key: rl.key, channel: rl.channel, backoff: rl.waitOpts, wrap: rl.wrap}
 	return w.run(ctx, wait, func(ctx context.Context) (bool, time.Duration, error) {
 		px, err := rl.px()
 		if err != nil {
@@ -79,7 +82,7 @@ func (rl *RedisLock) acquireWait(ctx context.Context, wait time.Duration) (bool,
 // a jittered back-off ends (never longer than the retry hint of the last
 // try: the holder's remaining time).
 type waitLoop struct {
-	store   Store
+	conn    *conn.Conn
 	key     string // decides the subscription's node on a cluster
 	channel string
 	backoff waitOptions
@@ -112,7 +115,7 @@ func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (boo
 		sub   subscription
 		woken bool // a release's wake was taken and not yet tried on
 	)
-	sub.listen(waitCtx, l.store, l.key, l.channel)
+	sub.listen(waitCtx, l.conn, l.key, l.channel)
 	defer func() {
 		sub.leave(woken) // leaving without trying: hand the release on
 	}()
@@ -129,7 +132,7 @@ func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (boo
 			return true, nil
 		case err != nil && ctxdone.Err(ctx) != nil:
 			return false, l.wrap(ctx, "acquire", err)
-		case err != nil && ctxdone.Err(waitCtx) != nil && mayHaveRun(err):
+		case err != nil && ctxdone.Err(waitCtx) != nil && deadline.MayHaveRun(err):
 			// The wait limit cut short a try that was sent
 			// (WithDeadlineGuard, or a client with ContextTimeoutEnabled):
 			// it may have taken, or may still take, the lock, so this is
@@ -146,7 +149,7 @@ func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (boo
 				// Another key refused: the release that woke this try
 				// was not taken, so it goes to the next waiter there.
 				sub.leave(triedOnWake)
-				sub.listen(waitCtx, l.store, key, ch)
+				sub.listen(waitCtx, l.conn, key, ch)
 				if sub.wake != nil {
 					continue
 				}
@@ -177,19 +180,19 @@ func (l waitLoop) run(ctx context.Context, wait time.Duration, try tryFunc) (boo
 // a store that cannot subscribe it has no wake, and the loop relies on its
 // back-off alone.
 type subscription struct {
-	hub     *hub
-	waiter  *waiter
+	hub     *hub.Hub
+	waiter  *hub.Waiter
 	channel string
 	wake    <-chan struct{}
 }
 
 // listen registers on channel, the release channel of key, once the
-// server confirmed the subscription (see hub.watch).
-func (s *subscription) listen(ctx context.Context, store Store, key, channel string) {
+// server confirmed the subscription (see hub.Hub.Watch).
+func (s *subscription) listen(ctx context.Context, c *conn.Conn, key, channel string) {
 	*s = subscription{channel: channel}
-	if h := hubFor(store, key); h != nil {
-		s.hub, s.waiter = h, h.watch(ctx, channel)
-		s.wake = s.waiter.wake
+	if h := hub.For(c, key); h != nil {
+		s.hub, s.waiter = h, h.Watch(ctx, channel)
+		s.wake = s.waiter.Woken()
 	}
 }
 
@@ -200,9 +203,9 @@ func (s *subscription) leave(handOn bool) {
 		return
 	}
 	if handOn {
-		s.hub.wake(s.channel)
+		s.hub.Wake(s.channel)
 	}
-	s.waiter.close()
+	s.waiter.Close()
 	s.hub, s.waiter, s.wake = nil, nil, nil
 }
 

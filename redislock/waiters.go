@@ -1,6 +1,10 @@
 package redislock
 
-import "time"
+import (
+	"time"
+
+	"github.com/zerolock/zerolock/redislock/internal/slot"
+)
 
 // A release costs Redis about 2 µs more when it announces itself on the
 // release channel (SPUBLISH), so a RedisLock announces only when a waiter
@@ -21,7 +25,7 @@ const waiterFlagMargin = 250 * time.Millisecond
 // waiterFlag names the key's waiter flag: a key in key's hash slot, so the
 // scripts may touch it on Redis Cluster.
 func waiterFlag(key string) string {
-	return companionKey(key, "zerolock.waiting")
+	return slot.Companion(key, "zerolock.waiting")
 }
 
 // waiterFlagTTL is how long a waiting try's flag lives: twice the longest

@@ -1,4 +1,4 @@
-package redislock
+package gozero
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/zerolock/zerolock/redislock/internal/errs"
 )
 
 // go-zero's store sends CLIENT SETINFO on every new connection unless its
@@ -46,7 +48,7 @@ type identityCheck struct {
 
 var identityChecks sync.Map // "type addr" -> *identityCheck
 
-var errNilStore = misconfigured("redislock: nil go-zero store")
+var errNilStore = errs.Misconfigured("redislock: nil go-zero store")
 
 func identityFor(store *zredis.Redis) *identityCheck {
 	if store == nil {
@@ -60,13 +62,13 @@ func identityFor(store *zredis.Redis) *identityCheck {
 	return c.(*identityCheck)
 }
 
-// checkGoZeroStore tells whether go-zero's store can take locks without
+// CheckStore tells whether go-zero's store can take locks without
 // tripping its own circuit breaker. It returns an error wrapping
-// ErrIdentityRejected, which names the fix, when the store sends CLIENT
+// ErrIdentityRejected (errs.IdentityRejected), which names the fix, when the store sends CLIENT
 // SETINFO on new connections and the server rejects that command; nil
 // when the store has DisableIdentity set or the server accepts the
 // command. The server's answer is asked once per address and remembered;
-// until the server gave a clear one, checkGoZeroStore returns the error
+// until the server gave a clear one, CheckStore returns the error
 // that kept it from answering (a refused connection, a wrong password, a
 // context that ended) and asks again on the next call.
 //
@@ -78,7 +80,7 @@ func identityFor(store *zredis.Redis) *identityCheck {
 // themselves: the middleware and the interceptor at start-up (NewBackend's
 // Check), a lock before its first command on a store that has not been
 // checked yet.
-func checkGoZeroStore(ctx context.Context, store *zredis.Redis) error {
+func CheckStore(ctx context.Context, store *zredis.Redis) error {
 	return identityFor(store).check(ctx, store)
 }
 
@@ -120,7 +122,7 @@ func (c *identityCheck) check(ctx context.Context, store *zredis.Redis) error {
 		"breaker and lock calls fail while Redis is healthy. Fix: set DisableIdentity: true in the store's "+
 		"RedisConf, and in every other RedisConf of that address in the process, since go-zero shares one "+
 		"client per address (or pass redis.WithIdentity(), which disables it, to redis.New)",
-		ErrIdentityRejected, store.Addr, c.reply)
+		errs.IdentityRejected, store.Addr, c.reply)
 }
 
 // ask sends the value go-redis itself sets on every new connection, so an
@@ -155,7 +157,7 @@ func rejectsCommand(err error) bool {
 }
 
 // identityOffByStore caches identityDisabled per store, which
-// GoZeroStore asks of every lock it makes.
+// New asks of every store it wraps.
 var identityOffByStore sync.Map // *zredis.Redis -> bool
 
 // identityOff reports whether store is known to send no CLIENT SETINFO.

@@ -1,24 +1,27 @@
-package redislock
+// Package hub carries releases to waiting acquires: one subscription per
+// process and server (or cluster slot), shared by the waiters of every
+// key there, each key's release channel subscribed once.
+package hub
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
-	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/gozero"
+	"github.com/zerolock/zerolock/redislock/internal/slot"
 )
 
-// releaseChannel is the channel a lock's release is announced on: a shard
+// Channel is the channel a lock's release is announced on: a shard
 // channel in the key's slot, so the release script may publish to it on
 // Redis Cluster.
-func releaseChannel(key string) string {
-	return companionKey(key, "zerolock.released")
+func Channel(key string) string {
+	return slot.Companion(key, "zerolock.released")
 }
 
 // pubsubClient is what a store needs for waiters to be woken by releases:
@@ -33,11 +36,11 @@ type pubsubClient interface {
 // waiter that gives up waiting still works, on back-off alone.
 const confirmTimeout = 2 * time.Second
 
-// A hub is one process's subscription to one server (or, on a cluster, to
+// A Hub is one process's subscription to one server (or, on a cluster, to
 // one slot's node): every waiter of every key there shares it, each key's
 // channel subscribed once and unsubscribed when its last waiter leaves.
 // With no channel left the connection is closed and its goroutine ends.
-type hub struct {
+type Hub struct {
 	client  pubsubClient
 	sharded bool // SSUBSCRIBE (Redis 7+), as the release script's SPUBLISH
 
@@ -48,40 +51,45 @@ type hub struct {
 }
 
 type channel struct {
-	waiters   []*waiter     // in arrival order
+	waiters   []*Waiter     // in arrival order
 	confirmed chan struct{} // closed when the server confirmed the subscription
 }
 
-// A waiter is one waiting acquire's registration on its key's channel.
-type waiter struct {
-	hub     *hub
+// A Waiter is one waiting acquire's registration on its key's channel.
+type Waiter struct {
+	hub     *Hub
 	channel string
 	wake    chan struct{} // buffered: a release while the waiter was busy is kept
 }
 
 var hubs = struct {
 	sync.Mutex
-	m map[any]*hub
-}{m: make(map[any]*hub)}
+	m map[any]*Hub
+}{m: make(map[any]*Hub)}
 
-// hubFor returns the hub that carries key's releases, or nil when the
+// For returns the hub that carries key's releases, or nil when the
 // store cannot subscribe (waiters then rely on back-off alone).
-func hubFor(store Store, key string) *hub {
+func For(c *conn.Conn, key string) *Hub {
 	var (
 		client pubsubClient
 		id     any
 	)
-	switch s := store.(type) {
-	case goZeroStore:
-		client, id = goZeroSubscriber(s), "go-zero:"+s.r.Addr
-	case *redis.Ring:
+	switch {
+	case c.IsGoZero():
+		if sub := gozero.Subscriber(c.GoZero); sub != nil {
+			client = sub
+		}
+		id = "go-zero:" + c.GoZero.R.Addr
+	case c.Ring():
 		// A Ring's subscription is pinned to one shard: the channels of the
 		// others would never be heard. Its waiters use back-off alone.
 		return nil
-	case pubsubClient:
-		client, id = s, s
 	default:
-		return nil
+		s, ok := c.Store.(pubsubClient)
+		if !ok {
+			return nil
+		}
+		client, id = s, s
 	}
 	if client == nil {
 		return nil
@@ -92,7 +100,7 @@ func hubFor(store Store, key string) *hub {
 	}
 	if _, cluster := client.(*redis.ClusterClient); cluster {
 		// A cluster subscription is a connection to one node: one per slot.
-		id = slotID{id, keySlot(key)}
+		id = slotID{id, slot.Of(key)}
 	}
 	hubs.Lock()
 	h, ok := hubs.m[id]
@@ -110,7 +118,7 @@ func hubFor(store Store, key string) *hub {
 	if h, ok := hubs.m[id]; ok {
 		return h
 	}
-	h = &hub{client: client, sharded: sharded, chans: make(map[string]*channel)}
+	h = &Hub{client: client, sharded: sharded, chans: make(map[string]*channel)}
 	hubs.m[id] = h
 	return h
 }
@@ -122,7 +130,7 @@ func hubFor(store Store, key string) *hub {
 func supportsSharded(client pubsubClient, key string) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), confirmTimeout)
 	defer cancel()
-	err := client.Do(ctx, "spublish", releaseChannel(key), "probe").Err()
+	err := client.Do(ctx, "spublish", Channel(key), "probe").Err()
 	switch {
 	case err == nil:
 		return true, nil
@@ -132,11 +140,11 @@ func supportsSharded(client pubsubClient, key string) (bool, error) {
 	return false, err
 }
 
-// watch registers a waiter on channel and returns once the server has
+// Watch registers a waiter on channel and returns once the server has
 // confirmed the subscription (or confirmTimeout passed), so that a release
 // after the waiter's next try cannot be missed.
-func (h *hub) watch(ctx context.Context, ch string) *waiter {
-	w := &waiter{hub: h, channel: ch, wake: make(chan struct{}, 1)}
+func (h *Hub) Watch(ctx context.Context, ch string) *Waiter {
+	w := &Waiter{hub: h, channel: ch, wake: make(chan struct{}, 1)}
 	h.mu.Lock()
 	c, ok := h.chans[ch]
 	if !ok {
@@ -160,7 +168,7 @@ func (h *hub) watch(ctx context.Context, ch string) *waiter {
 // subscribe adds ch to the connection, opening it (and its receive loop)
 // for the first channel. The connection is opened with the channel, so a
 // cluster client connects to the node of the channel's slot. h.mu is held.
-func (h *hub) subscribe(ctx context.Context, ch string) {
+func (h *Hub) subscribe(ctx context.Context, ch string) {
 	if h.ps != nil {
 		if h.sharded {
 			_ = h.ps.SSubscribe(ctx, ch)
@@ -178,11 +186,11 @@ func (h *hub) subscribe(ctx context.Context, ch string) {
 	go h.receive(h.ps, h.done)
 }
 
-// close unregisters the waiter; the last waiter of a channel unsubscribes
+// Close unregisters the waiter; the last waiter of a channel unsubscribes
 // it, and the last channel closes the connection and waits for its loop.
 // A wake the waiter did not use (it got the lock another way, or gave up)
 // goes to the next waiter, so no release is lost to a departure.
-func (w *waiter) close() {
+func (w *Waiter) Close() {
 	h := w.hub
 	h.mu.Lock()
 	c := h.chans[w.channel]
@@ -220,7 +228,7 @@ func (w *waiter) close() {
 // receive dispatches confirmations and releases until ps is closed. After
 // a connection error (go-redis reconnects and resubscribes) every waiter is
 // woken to try again, since a release may have been missed meanwhile.
-func (h *hub) receive(ps *redis.PubSub, done chan struct{}) {
+func (h *Hub) receive(ps *redis.PubSub, done chan struct{}) {
 	defer close(done)
 	for {
 		msg, err := ps.Receive(context.Background())
@@ -243,10 +251,10 @@ func (h *hub) receive(ps *redis.PubSub, done chan struct{}) {
 				h.resubscribe(ps, m.Channel)
 			}
 		case *redis.Message:
-			if m.Payload == wakeAllPayload {
+			if m.Payload == WakeAllPayload {
 				h.wakeEvery(m.Channel)
 			} else {
-				h.wake(m.Channel)
+				h.Wake(m.Channel)
 			}
 		}
 	}
@@ -255,7 +263,7 @@ func (h *hub) receive(ps *redis.PubSub, done chan struct{}) {
 // resubscribe subscribes again to a shard channel the server dropped while
 // waiters still need it, and sends them to try (a release may have gone
 // unheard meanwhile).
-func (h *hub) resubscribe(ps *redis.PubSub, ch string) {
+func (h *Hub) resubscribe(ps *redis.PubSub, ch string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, ok := h.chans[ch]
@@ -268,13 +276,13 @@ func (h *hub) resubscribe(ps *redis.PubSub, ch string) {
 	}
 }
 
-func (h *hub) closed(ps *redis.PubSub) bool {
+func (h *Hub) closed(ps *redis.PubSub) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.ps != ps
 }
 
-func (h *hub) confirm(ch string) {
+func (h *Hub) confirm(ch string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c, ok := h.chans[ch]; ok {
@@ -286,11 +294,11 @@ func (h *hub) confirm(ch string) {
 	}
 }
 
-// wake hands a release to one waiter of ch: only one can win the lock, and
+// Wake hands a release to one waiter of ch: only one can win the lock, and
 // waking every waiter of the process would send them all to Redis at once.
 // The waiter keeps its place if it loses to another process, and passes an
 // unused wake on when it leaves.
-func (h *hub) wake(ch string) {
+func (h *Hub) Wake(ch string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c, ok := h.chans[ch]; ok {
@@ -298,13 +306,13 @@ func (h *hub) wake(ch string) {
 	}
 }
 
-// wakeAllPayload is the announcement that every waiter of a channel may
+// WakeAllPayload is the announcement that every waiter of a channel may
 // win at once (a writer's release, which readers share); any other payload
 // hands the release to one waiter.
-const wakeAllPayload = "released:all"
+const WakeAllPayload = "released:all"
 
 // wakeEvery sends every waiter of ch to try again.
-func (h *hub) wakeEvery(ch string) {
+func (h *Hub) wakeEvery(ch string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c, ok := h.chans[ch]; ok {
@@ -327,7 +335,7 @@ func (c *channel) wakeOne() {
 
 // wakeAll sends every waiter to try again, after a reconnect that may have
 // lost releases.
-func (h *hub) wakeAll() {
+func (h *Hub) wakeAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, c := range h.chans {
@@ -337,67 +345,22 @@ func (h *hub) wakeAll() {
 	}
 }
 
-func (w *waiter) notify() {
+func (w *Waiter) notify() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
 	}
 }
 
-// goZeroSubscribers are go-redis clients made for go-zero stores, whose own
-// client is not reachable: one per address, for the life of the process,
-// as go-zero keeps its own.
-var goZeroSubscribers sync.Map // map[string]pubsubClient
+// Woken is where a release's wake reaches the waiter.
+func (w *Waiter) Woken() <-chan struct{} { return w.wake }
 
-// goZeroSubscriber returns a client for subscriptions on s's server, set
-// up as go-zero sets up its own client for the store: over TLS when the
-// store is (RedisConf.Tls, redis.WithTLS), with go-zero's own TLS settings,
-// so that a password never crosses the network in the clear where the
-// store's own connections are encrypted. It returns nil, and the store's
-// waiters rely on back-off, when this go-zero version no longer has the
-// unexported flag that tells (TestGoZeroTLSFieldKnown pins it).
-func goZeroSubscriber(s goZeroStore) pubsubClient {
-	if c, ok := goZeroSubscribers.Load(s.r.Addr); ok {
-		return c.(pubsubClient)
+// Waiters counts the waiters on ch, for the tests.
+func (h *Hub) Waiters(ch string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.chans[ch]; ok {
+		return len(c.waiters)
 	}
-	useTLS, known := goZeroTLS(s.r)
-	if !known {
-		return nil
-	}
-	var tlsConfig *tls.Config
-	if useTLS {
-		// go-zero's own client for this store does not verify the
-		// server's certificate either (redisclientmanager.go): stricter
-		// here, and a store go-zero talks to would get no wake-ups.
-		tlsConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // as go-zero's own client
-	}
-	// As go-zero configures its own clients: no CLIENT SETINFO (older
-	// servers reject it) and no maintenance notifications (their cleanup
-	// goroutines would outlive every waiter).
-	maint := &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	var c pubsubClient
-	if s.r.Type == "cluster" {
-		c = redis.NewClusterClient(&redis.ClusterOptions{
-			Addrs: strings.Split(s.r.Addr, ","), Username: s.r.User, Password: s.r.Pass,
-			TLSConfig: tlsConfig, DisableIdentity: true, MaintNotificationsConfig: maint,
-		})
-	} else {
-		c = redis.NewClient(&redis.Options{
-			Addr: s.r.Addr, Username: s.r.User, Password: s.r.Pass,
-			TLSConfig: tlsConfig, DisableIdentity: true, MaintNotificationsConfig: maint,
-		})
-	}
-	actual, _ := goZeroSubscribers.LoadOrStore(s.r.Addr, c)
-	return actual.(pubsubClient)
-}
-
-// goZeroTLS reads go-zero's unexported TLS flag of a store, which holds
-// RedisConf.Tls (redis.WithTLS sets it). known is false if a go-zero
-// version no longer has it.
-func goZeroTLS(store *zredis.Redis) (on, known bool) {
-	f := reflect.ValueOf(store).Elem().FieldByName("tls")
-	if !f.IsValid() || f.Kind() != reflect.Bool {
-		return false, false
-	}
-	return f.Bool(), true
+	return 0
 }

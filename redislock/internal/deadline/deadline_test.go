@@ -1,4 +1,4 @@
-package redislock
+package deadline
 
 import (
 	"context"
@@ -27,8 +27,8 @@ func TestMayHaveRun(t *testing.T) {
 		{"go-redis's context error", context.DeadlineExceeded, false},
 		{"refused connection", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, false},
 	} {
-		if got := mayHaveRun(tc.err); got != tc.want {
-			t.Errorf("%s: mayHaveRun = %v, want %v", tc.name, got, tc.want)
+		if got := MayHaveRun(tc.err); got != tc.want {
+			t.Errorf("%s: MayHaveRun = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	if err := (abandonedCall{context.DeadlineExceeded}); !errors.Is(err, context.DeadlineExceeded) || err.Error() != context.DeadlineExceeded.Error() {

@@ -1,4 +1,4 @@
-package redislock
+package hub
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/gozero"
 )
 
 // The hub's unit tests: one process's subscription to a server, shared by
@@ -19,34 +21,34 @@ import (
 
 // hubOn returns the hub of a fresh redis-server for key, an admin client
 // of that server, and key's release channel.
-func hubOn(t *testing.T, key string) (*hub, *redis.Client, string) {
+func hubOn(t *testing.T, key string) (*Hub, *redis.Client, string) {
 	t.Helper()
 	srv := redistest.Start(t)
-	h := hubFor(srv.Client(t), key)
+	h := For(wrapped(srv.Client(t)), key)
 	if h == nil {
 		t.Fatal("no hub for a go-redis client of a real server")
 	}
-	return h, srv.Client(t), releaseChannel(key)
+	return h, srv.Client(t), Channel(key)
 }
 
 // watching registers a waiter on ch, as a waiting acquire does, and
 // closes it when the test ends if the test has not: a waiter left
 // registered keeps the hub's connection and its goroutine.
-func watching(t *testing.T, h *hub, ch string) *waiter {
+func watching(t *testing.T, h *Hub, ch string) *Waiter {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	w := h.watch(ctx, ch)
+	w := h.Watch(ctx, ch)
 	t.Cleanup(func() {
 		if registered(w) {
-			w.close()
+			w.Close()
 		}
 	})
 	return w
 }
 
 // registered reports whether w is among its channel's waiters.
-func registered(w *waiter) bool {
+func registered(w *Waiter) bool {
 	w.hub.mu.Lock()
 	defer w.hub.mu.Unlock()
 	if c, ok := w.hub.chans[w.channel]; ok {
@@ -60,7 +62,7 @@ func registered(w *waiter) bool {
 }
 
 // connected reports whether the hub holds a connection.
-func connected(h *hub) bool {
+func connected(h *Hub) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.ps != nil
@@ -99,7 +101,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // woken reports whether w is woken within 5 s, taking the wake.
-func woken(w *waiter) bool {
+func woken(w *Waiter) bool {
 	select {
 	case <-w.wake:
 		return true
@@ -109,7 +111,7 @@ func woken(w *waiter) bool {
 }
 
 // pending reports whether w has a wake it has not taken.
-func pending(w *waiter) bool { return len(w.wake) > 0 }
+func pending(w *Waiter) bool { return len(w.wake) > 0 }
 
 // publish announces a release on ch as release.lua does.
 func publish(t *testing.T, admin *redis.Client, ch string, sharded bool, payload string) {
@@ -132,8 +134,8 @@ func publish(t *testing.T, admin *redis.Client, ch string, sharded bool, payload
 // closed with the last channel.
 func TestHubSubscribesOncePerChannel(t *testing.T) {
 	h, admin, a := hubOn(t, "zerolock-test:hub:a")
-	b := releaseChannel("zerolock-test:hub:b")
-	if other := hubFor(h.client.(*redis.Client), "zerolock-test:hub:b"); other != h {
+	b := Channel("zerolock-test:hub:b")
+	if other := For(wrapped(h.client.(*redis.Client)), "zerolock-test:hub:b"); other != h {
 		t.Fatal("two keys of one server got two hubs")
 	}
 	if !h.sharded {
@@ -162,16 +164,16 @@ func TestHubSubscribesOncePerChannel(t *testing.T) {
 		t.Fatalf("%d subscribed connections; want the hub's one", n)
 	}
 
-	a1.close()
+	a1.Close()
 	if n := subscribers(t, admin, a, true); n != 1 {
 		t.Fatalf("%s has %d subscriptions while a waiter is left; want 1", a, n)
 	}
-	a2.close()
+	a2.Close()
 	eventually(t, a+" unsubscribed after its last waiter left", func() bool { return subscribers(t, admin, a, true) == 0 })
 	if !connected(h) {
 		t.Fatal("the hub closed its connection while a channel has a waiter")
 	}
-	b1.close()
+	b1.Close()
 	if connected(h) {
 		t.Fatal("the hub keeps its connection with no channel left")
 	}
@@ -180,11 +182,11 @@ func TestHubSubscribesOncePerChannel(t *testing.T) {
 
 // TestHubWakesOneWaiterPerRelease: a release wakes one waiter of its
 // channel, the first without a wake pending, in arrival order; a writer's
-// release (wakeAllPayload) wakes them all; a release of another channel
+// release (WakeAllPayload) wakes them all; a release of another channel
 // wakes none.
 func TestHubWakesOneWaiterPerRelease(t *testing.T) {
 	h, admin, ch := hubOn(t, "zerolock-test:hub:wake")
-	other := releaseChannel("zerolock-test:hub:other")
+	other := Channel("zerolock-test:hub:other")
 	w1, w2, w3 := watching(t, h, ch), watching(t, h, ch), watching(t, h, other)
 
 	publish(t, admin, ch, h.sharded, "released")
@@ -207,7 +209,7 @@ func TestHubWakesOneWaiterPerRelease(t *testing.T) {
 		t.Fatal("the first waiter lost its pending wake")
 	}
 
-	publish(t, admin, ch, h.sharded, wakeAllPayload)
+	publish(t, admin, ch, h.sharded, WakeAllPayload)
 	if !woken(w1) || !woken(w2) {
 		t.Fatal("a writer's release did not wake every waiter")
 	}
@@ -224,7 +226,7 @@ func TestHubPassesOnUnusedWake(t *testing.T) {
 	w1, w2 := watching(t, h, ch), watching(t, h, ch)
 	publish(t, admin, ch, h.sharded, "released")
 	eventually(t, "the release reached the first waiter", func() bool { return pending(w1) })
-	w1.close()
+	w1.Close()
 	if !pending(w2) {
 		t.Fatal("the wake the first waiter left unused did not pass to the second")
 	}
@@ -235,7 +237,7 @@ func TestHubPassesOnUnusedWake(t *testing.T) {
 // channels are subscribed again, so the next release is heard.
 func TestHubWakesAllAfterReconnect(t *testing.T) {
 	h, admin, a := hubOn(t, "zerolock-test:hub:reconnect-a")
-	b := releaseChannel("zerolock-test:hub:reconnect-b")
+	b := Channel("zerolock-test:hub:reconnect-b")
 	wa, wb := watching(t, h, a), watching(t, h, b)
 
 	if err := admin.ClientKillByFilter(context.Background(), "TYPE", "pubsub").Err(); err != nil {
@@ -266,11 +268,11 @@ func TestHubWithoutShardedPubSub(t *testing.T) {
 	admin := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = admin.Close() })
 	key := "zerolock-test:hub:plain"
-	h := hubFor(client, key)
+	h := For(wrapped(client), key)
 	if h == nil || h.sharded {
 		t.Fatalf("hub %+v on a server without SPUBLISH; want one that uses SUBSCRIBE", h)
 	}
-	ch := releaseChannel(key)
+	ch := Channel(key)
 	w := watching(t, h, ch)
 	if n := subscribers(t, admin, ch, false); n != 1 {
 		t.Fatalf("%s has %d subscriptions once watch returned; want 1", ch, n)
@@ -279,7 +281,7 @@ func TestHubWithoutShardedPubSub(t *testing.T) {
 	if !woken(w) {
 		t.Fatal("a PUBLISH did not wake the waiter")
 	}
-	w.close()
+	w.Close()
 	eventually(t, ch+" unsubscribed after its last waiter left", func() bool { return subscribers(t, admin, ch, false) == 0 })
 }
 
@@ -290,15 +292,21 @@ func TestHubFor(t *testing.T) {
 	srv := redistest.Start(t)
 	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": srv.Addr()}})
 	t.Cleanup(func() { _ = ring.Close() })
-	if h := hubFor(ring, "zerolock-test:hub:ring"); h != nil {
+	if h := For(wrapped(ring), "zerolock-test:hub:ring"); h != nil {
 		t.Error("a Ring got a hub")
 	}
 
-	newStore := func() Store {
-		return GoZeroStore(zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true}))
+	newStore := func() conn.Store {
+		return gozero.New(zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true}))
 	}
-	h1, h2 := hubFor(newStore(), "zerolock-test:hub:gz1"), hubFor(newStore(), "zerolock-test:hub:gz2")
+	h1, h2 := For(wrapped(newStore()), "zerolock-test:hub:gz1"), For(wrapped(newStore()), "zerolock-test:hub:gz2")
 	if h1 == nil || h1 != h2 {
 		t.Fatalf("go-zero stores of one address got hubs %p and %p; want one", h1, h2)
 	}
+}
+
+// wrapped is store probed, as a lock's constructor probes it.
+func wrapped(store conn.Store) *conn.Conn {
+	c := conn.Wrap(store)
+	return &c
 }

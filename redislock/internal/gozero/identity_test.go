@@ -1,4 +1,4 @@
-package redislock
+package gozero
 
 import (
 	"testing"
@@ -41,14 +41,14 @@ func TestGoZeroTLSFieldKnown(t *testing.T) {
 		if !known || on != tc.want {
 			t.Fatalf("goZeroTLS = %v, %v; want %v, true", on, known, tc.want)
 		}
-		c, ok := goZeroSubscriber(goZeroStore{r: tc.store}).(*redis.Client)
+		c, ok := Subscriber(&Store{R: tc.store}).(*redis.Client)
 		if !ok {
 			t.Fatalf("subscriber for a node store is %T", c)
 		}
 		if got := c.Options().TLSConfig != nil; got != tc.want {
 			t.Fatalf("subscriber over TLS = %v for a store with TLS %v", got, tc.want)
 		}
-		goZeroSubscribers.Delete(tc.store.Addr) // the next case's store has the same address
+		subscribers.Delete(tc.store.Addr) // the next case's store has the same address
 		_ = c.Close()
 	}
 }

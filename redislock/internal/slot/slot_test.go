@@ -1,4 +1,4 @@
-package redislock
+package slot
 
 import (
 	"strings"
@@ -18,12 +18,12 @@ func TestKeySlot(t *testing.T) {
 		{"foo{{bar}}zap", "{bar", true},      // the tag is "{bar"
 		{"foo{bar}{zap}", "bar", true},
 	} {
-		if (keySlot(tc.a) == keySlot(tc.b)) != tc.same {
-			t.Errorf("slot(%q)=%d slot(%q)=%d, same = %v", tc.a, keySlot(tc.a), tc.b, keySlot(tc.b), tc.same)
+		if (Of(tc.a) == Of(tc.b)) != tc.same {
+			t.Errorf("slot(%q)=%d slot(%q)=%d, same = %v", tc.a, Of(tc.a), tc.b, Of(tc.b), tc.same)
 		}
 	}
-	if keySlot("foo") != 12182 {
-		t.Fatalf("slot(foo) = %d, want 12182 (CLUSTER KEYSLOT foo)", keySlot("foo"))
+	if Of("foo") != 12182 {
+		t.Fatalf("slot(foo) = %d, want 12182 (CLUSTER KEYSLOT foo)", Of("foo"))
 	}
 }
 
@@ -35,14 +35,14 @@ func FuzzCompanionKey(f *testing.F) {
 		f.Add(k, "b")
 	}
 	f.Fuzz(func(t *testing.T, key, other string) {
-		c := companionKey(key, "fence")
-		if keySlot(c) != keySlot(key) {
-			t.Fatalf("companion %q of %q: slot %d, want %d", c, key, keySlot(c), keySlot(key))
+		c := Companion(key, "fence")
+		if Of(c) != Of(key) {
+			t.Fatalf("companion %q of %q: slot %d, want %d", c, key, Of(c), Of(key))
 		}
 		if c == key || !strings.Contains(c, "fence") {
 			t.Fatalf("companion %q of %q is not a distinct fence key", c, key)
 		}
-		if other != key && companionKey(other, "fence") == c {
+		if other != key && Companion(other, "fence") == c {
 			t.Fatalf("%q and %q share the companion %q", key, other, c)
 		}
 	})

@@ -1,0 +1,100 @@
+// Package script is redislock's Lua script value: its source, its SHA1
+// digest and the code go-zero's store sends, each computed once, and the
+// commands that run it. The scripts themselves live in redislock, as .lua
+// files it embeds; internal/conn runs them (EVALSHA falling back to EVAL,
+// or EVAL of the code on go-zero's store).
+package script
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// bySHA lets the go-zero adapter find a script by its digest; every script
+// made by New is in it.
+var bySHA = map[string]*Script{}
+
+// Script is a Lua script with its SHA1 digest, computed once.
+type Script struct {
+	Src string
+	SHA string
+	// Code is Src without its comments, which go-zero's store sends with
+	// every EVAL (see internal/gozero): the server reads and hashes each
+	// byte, 2.7 µs of its CPU for a 1.3 KB source, 0.6 µs for its code.
+	Code    string
+	codeArg any // Code, boxed once
+}
+
+// New makes a script and registers it for Lookup. It is called only when
+// redislock's variables are initialized.
+func New(src string) *Script {
+	sum := sha1.Sum([]byte(src))
+	s := &Script{Src: src, SHA: hex.EncodeToString(sum[:]), Code: LuaCode(src)}
+	s.codeArg = s.Code
+	bySHA[s.SHA] = s
+	return s
+}
+
+// Lookup returns the script made by New whose digest is sha.
+func Lookup(sha string) (*Script, bool) {
+	s, ok := bySHA[sha]
+	return s, ok
+}
+
+// All returns every script made by New, for the tests.
+func All() []*Script {
+	all := make([]*Script, 0, len(bySHA))
+	for _, s := range bySHA {
+		all = append(all, s)
+	}
+	return all
+}
+
+// LuaCode is a script's source with its comment lines blanked and its
+// indentation dropped, so that the line numbers in a script error still
+// match the file. Only whole-line comments are removed: the scripts have
+// no block comments and no comment after code (TestLuaCode checks).
+func LuaCode(src string) string {
+	var b strings.Builder
+	b.Grow(len(src) / 2)
+	for line := range strings.Lines(src) {
+		code := strings.TrimLeft(line, " \t")
+		if strings.HasPrefix(code, "--") {
+			code = "\n"
+		}
+		b.WriteString(code)
+	}
+	return b.String()
+}
+
+// EvalArgs is EVAL of the script's code with keys and args, as the
+// arguments of one command: one allocation beyond boxing the keys (numkeys
+// is a small int, which boxes without one).
+func (s *Script) EvalArgs(keys []string, args ...any) []any {
+	cmd := make([]any, 0, 3+len(keys)+len(args))
+	cmd = append(cmd, "eval", s.codeArg, len(keys))
+	for _, k := range keys {
+		cmd = append(cmd, k)
+	}
+	return append(cmd, args...)
+}
+
+// EvalCmd builds EVAL or EVALSHA as go-redis does, with the first key's
+// position set for cluster routing.
+func EvalCmd(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
+	cmdArgs := make([]any, 3, 3+len(keys)+len(args))
+	cmdArgs[0], cmdArgs[1], cmdArgs[2] = name, script, len(keys)
+	for _, k := range keys {
+		cmdArgs = append(cmdArgs, k)
+	}
+	cmdArgs = append(cmdArgs, args...)
+	cmd := redis.NewCmd(ctx, cmdArgs...)
+	if len(keys) > 0 {
+		cmd.SetFirstKeyPos(3)
+	}
+	return cmd
+}

@@ -1,0 +1,32 @@
+package redislock
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/zerolock/zerolock/redislock/internal/native"
+)
+
+// sendRelease sends the lock's release: the server's compare-and-delete
+// when the lock announces nothing and the server has one, else
+// release.lua. Either is sent once on a go-redis client (see conn.OnceCmd).
+func (rl *RedisLock) sendRelease(ctx context.Context) *redis.Cmd {
+	if rl.native != nil {
+		if c := rl.native.Current(ctx, &rl.conn); c != native.ByScript {
+			cmd := native.Send(ctx, &rl.conn, c, rl.key, rl.tokenArg)
+			if redis.HasErrorPrefix(cmd.Err(), "WRONGTYPE") {
+				// The key holds another type: not ours, as release.lua
+				// answers (go-zero's breaker has counted the error reply).
+				cmd.SetErr(nil)
+				cmd.SetVal(int64(0))
+				return cmd
+			}
+			if !native.RefusedCommand(cmd.Err()) {
+				return cmd
+			}
+			rl.native.Refused(c) // nothing was deleted: the script does it
+		}
+	}
+	return rl.conn.RunOnce(ctx, releaseScript, rl.releaseKeys, rl.releaseArgs...)
+}
