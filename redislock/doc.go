@@ -10,7 +10,7 @@
 //	defer lock.ReleaseCtx(context.WithoutCancel(ctx))
 //
 // On a go-redis client (a *redis.Client, a *redis.ClusterClient, or a
-// Sentinel *redis.FailoverClient, each a Store) the same lock is New, and
+// Sentinel client from redis.NewFailoverClient, each a Store) the same lock is New, and
 // options set what go-zero's API cannot:
 //
 //	lock := redislock.New(rdb, "report:q3",

@@ -55,7 +55,7 @@ func (e *holdExpiry) px() (time.Duration, error) {
 // until its map is 10 s old, although the cluster promoted the replica
 // within a few seconds.
 func wrapStoreErr(ctx context.Context, c *conn.Conn, op, what string, err error, ours ...error) error {
-	if !isReplyOrOurs(err, ours) {
+	if c.ReloadsState() && !isReplyOrOurs(err, ours) {
 		c.ReloadState(context.WithoutCancel(ctx))
 	}
 	if ctxErr := ctxdone.Err(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {

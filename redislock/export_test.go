@@ -34,7 +34,7 @@ func Recording(l *RedisLock) RecordingLock { return recordingLock{l} }
 // ErrInvalidRetain exposes errInvalidRetain to the external tests.
 var ErrInvalidRetain = errInvalidRetain
 
-// CheckGoZeroStore exposes checkGoZeroStore to the external tests.
+// CheckGoZeroStore exposes go-zero's identity check (gozero.CheckStore) to the external tests.
 var CheckGoZeroStore = gozero.CheckStore
 
 // SemaphoreKey returns s's Redis key.

@@ -66,9 +66,9 @@ func NewRedisLock(store *zredis.Redis, key string, opts ...Option) *RedisLock {
 }
 
 // New returns a lock on key in any Store: a go-redis client (a
-// *redis.Client, a *redis.ClusterClient, or a Sentinel
-// *redis.FailoverClient; a ClusterClient for go-redis's failover cluster
-// mode) or go-zero's store through GoZeroStore.
+// *redis.Client, a *redis.ClusterClient, or the Sentinel client
+// redis.NewFailoverClient returns; a ClusterClient for go-redis's failover
+// cluster mode) or go-zero's store through GoZeroStore.
 func New(store Store, key string, opts ...Option) *RedisLock {
 	o := defaultOptions()
 	for _, opt := range opts {

@@ -46,7 +46,7 @@ func rwWant(t *testing.T, what string, ok bool, err error, wantOK bool) {
 }
 
 // companion is the name redislock gives a companion of a key without
-// braces (see companionKey); the tests check the key exists where they
+// braces (see slot.Companion); the tests check the key exists where they
 // use it, so a change of the scheme fails loudly.
 func rwCompanion(key, suffix string) string {
 	return "{" + key + "}:" + suffix + "|2"
@@ -982,7 +982,7 @@ func TestRWLockWaitErrorsNamed(t *testing.T) {
 // TestRWLockRing: on a go-redis Ring of two servers, which routes a script
 // by its first key and places a key by its hash tag, the readers' set and
 // intent of a key with '}' (whose companions carry a substitute tag, see
-// companionKey) stay on the lock key's shard: RLock, Refresh and RUnlock
+// slot.Companion) stay on the lock key's shard: RLock, Refresh and RUnlock
 // of a share, and a waiting writer's intent and its deletion, all run
 // there. Some of the keys have companions that the Ring itself places on
 // the other shard, where RUnlock found nothing before the scripts were

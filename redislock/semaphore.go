@@ -77,8 +77,8 @@ var (
 
 // NewSemaphore returns a semaphore of permits permits on key in store:
 // go-zero users pass redislock.GoZeroStore(rds), go-redis users pass their
-// client (a *redis.Client, *redis.ClusterClient or Sentinel
-// *redis.FailoverClient). It does no I/O. It returns ErrInvalidPermits
+// client (a *redis.Client, *redis.ClusterClient or the Sentinel client of
+// redis.NewFailoverClient). It does no I/O. It returns ErrInvalidPermits
 // when permits is less than 1.
 //
 // The expiry of a permit is set WithExpiry, in milliseconds (rounded up),

@@ -129,6 +129,13 @@ type stateReloader interface {
 
 // ReloadState makes a cluster client refresh its slot map; other stores
 // have none.
+// ReloadsState reports whether the store keeps a slot map that
+// ReloadState refreshes (a cluster client).
+func (c *Conn) ReloadsState() bool {
+	_, ok := c.Store.(stateReloader)
+	return ok
+}
+
 func (c *Conn) ReloadState(ctx context.Context) {
 	if r, ok := c.Store.(stateReloader); ok {
 		r.ReloadState(ctx)

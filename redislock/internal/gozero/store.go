@@ -6,6 +6,7 @@ package gozero
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,10 +17,23 @@ import (
 )
 
 // New adapts go-zero's *redis.Redis to redislock's Store; it is
-// redislock.GoZeroStore.
+// redislock.GoZeroStore. The adapter of a store is made once and handed
+// out again, so that GoZeroStore(r) == GoZeroStore(r), as when it was a
+// comparable value, and a lock made per request costs no adapter.
 func New(store *zredis.Redis) *Store {
-	return &Store{R: store, id: identityFor(store), identityOff: identityOff(store)}
+	if store == nil {
+		return &Store{id: identityFor(nil)} // checks refuse it
+	}
+	if s, ok := adapters.Load(store); ok {
+		return s.(*Store)
+	}
+	s, _ := adapters.LoadOrStore(store, &Store{R: store, id: identityFor(store), identityOff: identityOff(store)})
+	return s.(*Store)
 }
+
+// adapters are the adapters New made, by store: go-zero's stores live as
+// long as the process, as its clients do.
+var adapters sync.Map // *zredis.Redis -> *Store
 
 // Store is GoZeroStore's adapter (docs/REDISLOCK-INTERNALS.md tells the
 // whole story).
