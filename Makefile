@@ -54,6 +54,7 @@ bench-backends: deps
 # skipped when redis-server is missing.
 unit:
 	ZEROLOCK_REQUIRE_REDIS= $(GO) test ./...
+	cd $(EXTERNALTEST) && $(GO) test ./...
 
 # torture runs the long versions of the reliability tests (>= 100k
 # acquisitions across 3 processes, repeated holder kills, >= 10k hostile
@@ -68,6 +69,7 @@ torture: deps
 # hygiene): about three times make test's test time.
 race-repeat: deps
 	$(GO) test -race -count=3 -timeout 30m ./...
+	cd $(EXTERNALTEST) && $(GO) test -race -count=3 ./...
 
 # proto regenerates the committed gRPC code. It needs protoc (Debian's
 # protobuf-compiler) and the two plugins at the versions below.
