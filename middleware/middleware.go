@@ -65,12 +65,12 @@ func MustNewLockMiddleware(c LockConf, store *redis.Redis) *LockMiddleware {
 // a go-redis client's (redislock.NewBackend(rdb, redislock.WithoutWakeups()):
 // the middleware's locks are only ever tried, never waited for, so their
 // releases need not wake waiters), redislock.NewRedLockBackend over
-// independent masters, or a lock on another service. Renew and Fence are refused when its locks cannot renew or
-// fence, replay mode when they cannot store a result in place of the
-// lock (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and
-// limit mode when the backend makes no semaphores
-// (zerolock.SemaphoreBackend: only a Redis store backend does), all with
-// errors wrapping ErrBadConfig. A backend that is a zerolock.Checker is
+// independent masters, or a lock on another service. Renew and Fence are
+// refused when its locks cannot renew or fence, replay mode when they
+// cannot store a result in place of the lock (zerolock.Recorder: Redlock,
+// etcd and ZooKeeper locks cannot), and limit mode when the backend makes
+// no semaphores (zerolock.SemaphoreBackend: only a Redis store backend
+// does), all with errors wrapping ErrBadConfig. A backend that is a zerolock.Checker is
 // asked last whether it is set up to work: its misconfiguration is refused
 // with an error wrapping ErrBadConfig and zerolock.ErrMisconfigured.
 func NewLockMiddlewareWithBackend(c LockConf, backend zerolock.Backend) (*LockMiddleware, error) {

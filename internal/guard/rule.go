@@ -52,12 +52,13 @@ func (g *Guard) Compile(label string, namespace []string, defaults, rule Setting
 				ErrBadPolicy, strings.Join(replayOnly, " and "), isAre(len(replayOnly)), modeOf(policy), itThem(len(replayOnly)))
 		}
 	} else {
-		policy.Retain = defaults.Retain
+		// ResolvePolicy set DefaultRetain; the configuration, then the rule,
+		// override it.
+		if defaults.Retain != 0 {
+			policy.Retain = defaults.Retain
+		}
 		if rule.Retain != 0 {
 			policy.Retain = rule.Retain
-		}
-		if policy.Retain == 0 {
-			policy.Retain = DefaultRetain
 		}
 		if policy.Retain < time.Millisecond {
 			return nil, fmt.Errorf("%w: Retain %v must be at least 1ms", ErrBadPolicy, policy.Retain)

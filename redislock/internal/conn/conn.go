@@ -127,8 +127,6 @@ type stateReloader interface {
 	ReloadState(ctx context.Context)
 }
 
-// ReloadState makes a cluster client refresh its slot map; other stores
-// have none.
 // ReloadsState reports whether the store keeps a slot map that
 // ReloadState refreshes (a cluster client).
 func (c *Conn) ReloadsState() bool {
@@ -136,6 +134,8 @@ func (c *Conn) ReloadsState() bool {
 	return ok
 }
 
+// ReloadState makes a cluster client refresh its slot map; other stores
+// have none.
 func (c *Conn) ReloadState(ctx context.Context) {
 	if r, ok := c.Store.(stateReloader); ok {
 		r.ReloadState(ctx)
