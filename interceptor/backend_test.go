@@ -2,6 +2,7 @@ package interceptor_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,15 @@ func TestRedlockBackend(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		stores = append(stores, redistest.Start(t).Client(t))
 	}
-	lock, err := interceptor.UnaryServerInterceptorWithBackend(payConf(interceptor.ModeInflight, "field:order.id"),
+	// Redlock's locks cannot renew, and renewal is the default: refused at
+	// start-up, naming the opt-out.
+	c := payConf(interceptor.ModeInflight, "field:order.id")
+	if _, err := interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewRedLockBackend(stores)); !errors.Is(err, interceptor.ErrBadConfig) ||
+		!strings.Contains(err.Error(), "DisableRenew: true") {
+		t.Fatalf("default conf on Redlock: %v, want ErrBadConfig naming DisableRenew: true", err)
+	}
+	c.DisableRenew = true
+	lock, err := interceptor.UnaryServerInterceptorWithBackend(c,
 		redislock.NewRedLockBackend(stores, redislock.WithNodeTimeout(time.Second)))
 	if err != nil {
 		t.Fatal(err)

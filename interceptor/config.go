@@ -10,8 +10,10 @@ import (
 const (
 	// ModeInflight releases the lock when the method returns.
 	ModeInflight = guard.ModeInflight
-	// ModeWindow keeps the lock until Expire passes, refusing repeats that
-	// arrive after the first call ended, unless the method failed with
+	// ModeWindow keeps the lock until Expire passes (after the acquisition,
+	// or, for a method that ran past a third of Expire and was renewed,
+	// after it returned), refusing repeats that arrive after the first call
+	// ended, unless the method failed with
 	// Internal, Unknown, Unavailable or DeadlineExceeded, or panicked.
 	ModeWindow = guard.ModeWindow
 	// ModeReplay stores the first call's result in place of the lock, for
@@ -46,7 +48,9 @@ const (
 type LockConf struct {
 	// Prefix is the namespace of every lock key.
 	Prefix string `json:",default=zerolock"`
-	// Expire is the lock's lifetime in Redis.
+	// Expire is the lock's lifetime in Redis: the window in window mode, the
+	// safety net that frees a crashed process's lock in every mode (a
+	// running method's hold is renewed: see DisableRenew).
 	Expire time.Duration `json:",default=5s"`
 	// Mode is inflight, window, replay or limit.
 	Mode string `json:",default=inflight,options=inflight|window|replay|limit"`
@@ -60,12 +64,26 @@ type LockConf struct {
 	// FailOpen lets calls through, logged, when Redis cannot be reached.
 	// By default they fail with codes.Unavailable.
 	FailOpen bool `json:",optional"`
-	// Renew keeps an inflight lock alive while a slow method runs, renewing
-	// it every third of Expire until the method returns (also after zrpc's
-	// timeout answered DeadlineExceeded: the work still runs), and gives
-	// the method a context that is also cancelled when the lock is lost. It
-	// cannot be combined with window mode.
+	// Renew is accepted for configurations written before renewal became
+	// the default; it changes nothing. Renewal is on unless DisableRenew.
 	Renew bool `json:",optional"`
+	// DisableRenew turns off the renewal of holds while the method runs.
+	// By default, in every mode, the hold (a lock, or a limit mode permit)
+	// is renewed from a third of Expire on, until the method returns (also
+	// after zrpc's timeout answered DeadlineExceeded: the work still runs), so that Expire only bounds how
+	// long a crashed process keeps a key: a method slower than Expire never
+	// runs beside its duplicate. The method's context is also cancelled
+	// when the hold is lost. A method that returns within a third of
+	// Expire costs nothing. Without renewal, a method slower than Expire
+	// lets a duplicate run beside it.
+	DisableRenew bool `json:",optional"`
+	// MaxHold bounds the renewal, counted from the acquisition: a method
+	// still running after it has its context cancelled
+	// (zerolock.ErrMaxHold), its hold ends at its expiry, and that is
+	// logged and counted (holds_lost_total, cause max_hold), so a hung
+	// method cannot hold its key forever. The default is 10 × the rule's
+	// Expire (50s at the default 5s); it must be at least Expire.
+	MaxHold time.Duration `json:",optional"`
 	// Fence mints a fencing token per acquisition, which the method reads
 	// with zerolock.FenceFromContext. It cannot be combined with replay
 	// mode, whose acquisition mints no token.
@@ -92,6 +110,11 @@ type LockRule struct {
 	Permits int `json:",optional"`
 	// Retain overrides LockConf.Retain for this method, in replay mode.
 	Retain time.Duration `json:",optional"`
+	// DisableRenew turns renewal off for this method (see
+	// LockConf.DisableRenew).
+	DisableRenew bool `json:",optional"`
+	// MaxHold overrides LockConf.MaxHold for this method.
+	MaxHold time.Duration `json:",optional"`
 	// Fingerprint lists the key specs whose values must be the same for a
 	// retry to count as the same call, in replay mode: a retry under the
 	// same key with other values is refused with codes.InvalidArgument.

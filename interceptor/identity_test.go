@@ -34,6 +34,8 @@ func TestStartUpRefusesStoreRejectingIdentity(t *testing.T) {
 			return err
 		},
 		"WithBackend, Redlock": func() error {
+			conf := conf
+			conf.DisableRenew = true // Redlock's locks cannot renew
 			_, err := interceptor.UnaryServerInterceptorWithBackend(conf, redislock.NewRedLockBackend([]redislock.Store{gz, gz, gz}))
 			return err
 		},

@@ -52,8 +52,8 @@ func MustUnaryServerInterceptor(c LockConf, store *redis.Redis) grpc.UnaryServer
 // redislock.WithoutWakeups()): the interceptor's locks are only ever
 // tried, never waited for, so their releases need not wake waiters),
 // redislock.NewRedLockBackend over independent masters, or a lock on
-// another service. Renew and Fence are refused when its locks cannot renew
-// or fence, replay mode when they cannot store a result
+// another service. Renewal (unless DisableRenew) and Fence are refused when
+// its locks cannot renew or fence, replay mode when they cannot store a result
 // (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and limit
 // mode when the backend makes no semaphores (zerolock.SemaphoreBackend:
 // only a Redis store backend does). A backend that is a zerolock.Checker
@@ -62,7 +62,7 @@ func MustUnaryServerInterceptor(c LockConf, store *redis.Redis) grpc.UnaryServer
 // zerolock.ErrMisconfigured.
 func UnaryServerInterceptorWithBackend(c LockConf, backend zerolock.Backend) (grpc.UnaryServerInterceptor, error) {
 	c = withDefaults(c)
-	g := &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics,
+	g := &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Fence: c.Fence, Metrics: metrics,
 		RecordKind: recordKind, MaxRecord: maxResultBytes}
 	rules := make(map[string]*rule, len(c.Rules))
 	for _, r := range c.Rules {

@@ -2,7 +2,6 @@ package interceptor_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -37,7 +36,7 @@ func (p *slowPayments) Pay(ctx context.Context, req *testpb.PayRequest) (*testpb
 func TestRenewAndFence(t *testing.T) {
 	srv := redistest.Start(t)
 	c := payConf(interceptor.ModeInflight, "field:order.id")
-	c.Expire, c.Renew, c.Fence = 300*time.Millisecond, true, true
+	c.Expire, c.Fence = 300*time.Millisecond, true // renewal is the default
 	impl := &slowPayments{fences: make(chan int64, 10), entered: make(chan struct{}, 10)}
 	client := serve(t, c, newStore(srv), impl)
 
@@ -59,9 +58,9 @@ func TestRenewAndFence(t *testing.T) {
 	if a, b := <-impl.fences, <-impl.fences; a <= 0 || b <= a {
 		t.Fatalf("fencing tokens %d then %d: want positive and increasing", a, b)
 	}
-	_, err := interceptor.UnaryServerInterceptor(interceptor.LockConf{Renew: true, Mode: interceptor.ModeWindow,
-		Rules: []interceptor.LockRule{{Method: payMethod, Keys: []string{"peer"}}}}, nil)
-	if !errors.Is(err, interceptor.ErrBadConfig) {
-		t.Fatalf("Renew with window mode: %v, want ErrBadConfig", err)
+	c = payConf(interceptor.ModeWindow, "peer")
+	c.Renew = true // accepted for old configurations, now in window mode too
+	if _, err := interceptor.UnaryServerInterceptor(c, newStore(srv)); err != nil {
+		t.Fatalf("Renew with window mode: %v", err)
 	}
 }

@@ -89,8 +89,10 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 		replayOnly = append(replayOnly, "Fingerprint")
 	}
 	lock, err := g.Compile(r.Method, []string{c.Prefix, "grpc", r.Method},
-		guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits, Retain: c.Retain},
-		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain}, replayOnly...)
+		guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits, Retain: c.Retain,
+			Renew: c.Renew, DisableRenew: c.DisableRenew, MaxHold: c.MaxHold},
+		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain,
+			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold}, replayOnly...)
 	if err != nil {
 		return nil, bad("%v", err)
 	}

@@ -20,6 +20,7 @@ func TestStartUpRefusesInapplicableBackendOption(t *testing.T) {
 	client := redistest.Start(t).Client(t)
 	conf := resttest.OrdersConf(middleware.ModeWindow, 5*time.Second, "header:X-User", "json:orderId")
 	conf.FailOpen = true
+	conf.DisableRenew = true // Redlock's locks cannot renew: refused first otherwise
 	stores := []redislock.Store{client, client, client}
 	for name, backend := range map[string]zerolock.Backend{
 		"RedisLock, WithNodeTimeout": redislock.NewBackend(client, redislock.WithNodeTimeout(time.Second)),

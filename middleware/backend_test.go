@@ -60,17 +60,19 @@ func TestRedlockBackend(t *testing.T) {
 		c := redistest.Start(t).Client(t)
 		stores = append(stores, c)
 	}
-	m, err := middleware.NewLockMiddlewareWithBackend(resttest.OrdersConf(middleware.ModeInflight, 0, "claim:userId", "json:orderId"), redislock.NewRedLockBackend(stores, redislock.WithNodeTimeout(time.Second)))
+	// Redlock's locks cannot renew, and renewal is the default: refused at
+	// start-up, naming the opt-out.
+	c := resttest.OrdersConf(middleware.ModeInflight, 0, "claim:userId", "json:orderId")
+	if _, err := middleware.NewLockMiddlewareWithBackend(c, redislock.NewRedLockBackend(stores)); !errors.Is(err, middleware.ErrBadConfig) ||
+		!strings.Contains(err.Error(), "DisableRenew: true") {
+		t.Fatalf("default conf on Redlock: %v, want ErrBadConfig naming DisableRenew: true (its locks cannot renew)", err)
+	}
+	c.DisableRenew = true
+	m, err := middleware.NewLockMiddlewareWithBackend(c, redislock.NewRedLockBackend(stores, redislock.WithNodeTimeout(time.Second)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	duplicatesRefused(t, m)
-
-	c := resttest.OrdersConf(middleware.ModeInflight, 0, "claim:userId", "json:orderId")
-	c.Renew = true
-	if _, err := middleware.NewLockMiddlewareWithBackend(c, redislock.NewRedLockBackend(stores)); !errors.Is(err, middleware.ErrBadConfig) {
-		t.Fatalf("Renew on Redlock: %v, want ErrBadConfig (its locks cannot renew)", err)
-	}
 }
 
 func TestGoZeroClusterStore(t *testing.T) {

@@ -11,8 +11,10 @@ const (
 	// ModeInflight releases the lock when the handler returns, so only
 	// concurrent duplicates are refused.
 	ModeInflight = guard.ModeInflight
-	// ModeWindow keeps the lock until Expire passes, so repeats that arrive
-	// after the first has finished are refused too. A handler that answers
+	// ModeWindow keeps the lock until Expire passes (after the acquisition,
+	// or, for a handler that ran past a third of Expire and was renewed,
+	// after it returned), so repeats that arrive after the first has
+	// finished are refused too. A handler that answers
 	// 5xx or panics releases it at once, so the user's retry is not blocked
 	// by a failure. So does go-zero's timeout answering 503 before the
 	// handler returned (the request's deadline passed first), and a client
@@ -57,7 +59,8 @@ type LockConf struct {
 	// Prefix is the namespace of every lock key.
 	Prefix string `json:",default=zerolock"`
 	// Expire is the lock's lifetime in Redis: the window in window mode, the
-	// safety net that frees a crashed handler's lock in inflight mode.
+	// safety net that frees a crashed process's lock in every mode (a
+	// running handler's hold is renewed: see DisableRenew).
 	Expire time.Duration `json:",default=5s"`
 	// Mode is inflight, window, replay or limit.
 	Mode string `json:",default=inflight,options=inflight|window|replay|limit"`
@@ -70,14 +73,26 @@ type LockConf struct {
 	// MaxBodyBytes bounds the body read for json:, form: and body keys;
 	// larger bodies are refused with 413.
 	MaxBodyBytes int64 `json:",default=1048576"`
-	// Renew keeps an inflight lock alive while a slow handler runs, renewing
-	// it every third of Expire until the handler returns (also after
-	// go-zero's timeout answered 503: the work still runs), and gives the
-	// handler a context that is also cancelled when the lock is lost, so
-	// its database calls stop too. It
-	// cannot be combined with window mode. In replay mode the renewal stops
-	// when the response is stored.
+	// Renew is accepted for configurations written before renewal became
+	// the default; it changes nothing. Renewal is on unless DisableRenew.
 	Renew bool `json:",optional"`
+	// DisableRenew turns off the renewal of holds while the handler runs.
+	// By default, in every mode, the hold (a lock, or a limit mode permit)
+	// is renewed from a third of Expire on, until the handler returns (also
+	// after go-zero's timeout answered 503: the work still runs), so that Expire only bounds how
+	// long a crashed process keeps a key: a handler slower than Expire never
+	// runs beside its duplicate. The handler's context is also cancelled
+	// when the hold is lost. A handler that returns within a third of
+	// Expire costs nothing. Without renewal, a handler slower than Expire
+	// lets a duplicate run beside it.
+	DisableRenew bool `json:",optional"`
+	// MaxHold bounds the renewal, counted from the acquisition: a handler
+	// still running after it has its context cancelled
+	// (zerolock.ErrMaxHold), its hold ends at its expiry, and that is
+	// logged and counted (holds_lost_total, cause max_hold), so a hung
+	// handler cannot hold its key forever. The default is 10 × the rule's
+	// Expire (50s at the default 5s); it must be at least Expire.
+	MaxHold time.Duration `json:",optional"`
 	// Fence mints a fencing token per acquisition, which the handler reads
 	// with zerolock.FenceFromContext and hands to storage that rejects
 	// writes older than the last it saw. It cannot be combined with replay
@@ -127,6 +142,11 @@ type LockRule struct {
 	Permits int `json:",optional"`
 	// Retain overrides LockConf.Retain for this route (replay mode only).
 	Retain time.Duration `json:",optional"`
+	// DisableRenew turns renewal off for this route (see
+	// LockConf.DisableRenew).
+	DisableRenew bool `json:",optional"`
+	// MaxHold overrides LockConf.MaxHold for this route.
+	MaxHold time.Duration `json:",optional"`
 	// MaxResponseBytes overrides LockConf.MaxResponseBytes for this route
 	// (replay mode only).
 	MaxResponseBytes int64 `json:",optional"`

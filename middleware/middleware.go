@@ -65,14 +65,15 @@ func MustNewLockMiddleware(c LockConf, store *redis.Redis) *LockMiddleware {
 // a go-redis client's (redislock.NewBackend(rdb, redislock.WithoutWakeups()):
 // the middleware's locks are only ever tried, never waited for, so their
 // releases need not wake waiters), redislock.NewRedLockBackend over
-// independent masters, or a lock on another service. Renew and Fence are
-// refused when its locks cannot renew or fence, replay mode when they
-// cannot store a result in place of the lock (zerolock.Recorder: Redlock,
-// etcd and ZooKeeper locks cannot), and limit mode when the backend makes
-// no semaphores (zerolock.SemaphoreBackend: only a Redis store backend
-// does), all with errors wrapping ErrBadConfig. A backend that is a zerolock.Checker is
-// asked last whether it is set up to work: its misconfiguration is refused
-// with an error wrapping ErrBadConfig and zerolock.ErrMisconfigured.
+// independent masters, or a lock on another service. Renewal (unless
+// DisableRenew) and Fence are refused when its locks cannot renew or
+// fence, replay mode when they cannot store a result in place of the lock
+// (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and limit
+// mode when the backend makes no semaphores (zerolock.SemaphoreBackend:
+// only a Redis store backend does), all with errors wrapping ErrBadConfig.
+// A backend that is a zerolock.Checker is asked last whether it is set up
+// to work: its misconfiguration is refused with an error wrapping
+// ErrBadConfig and zerolock.ErrMisconfigured.
 func NewLockMiddlewareWithBackend(c LockConf, backend zerolock.Backend) (*LockMiddleware, error) {
 	c = withDefaults(c)
 	if err := validateConf(c); err != nil {
@@ -80,7 +81,7 @@ func NewLockMiddlewareWithBackend(c LockConf, backend zerolock.Backend) (*LockMi
 	}
 	m := &LockMiddleware{
 		conf: c,
-		guard: &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Renew: c.Renew, Fence: c.Fence, Metrics: metrics,
+		guard: &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Fence: c.Fence, Metrics: metrics,
 			RecordKind: kindHTTP, MaxRecord: maxStoredPayload},
 		trees: make(map[string]*search.Tree),
 	}

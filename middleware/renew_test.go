@@ -16,13 +16,14 @@ import (
 	"github.com/zerolock/zerolock/middleware"
 )
 
-// TestRenewKeepsSlowHandlerLocked: a 300 ms lock outlives a 1 s handler,
+// TestRenewKeepsSlowHandlerLocked: by default a 300 ms lock outlives a 1 s
+// handler,
 // so a duplicate late in the handler is still refused; deleting the key
 // cancels the handler's context with ErrLockLost.
 func TestRenewKeepsSlowHandlerLocked(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
-	m := mustMiddleware(t, middleware.LockConf{Expire: 300 * time.Millisecond, Renew: true, Fence: true,
+	m := mustMiddleware(t, middleware.LockConf{Expire: 300 * time.Millisecond, Fence: true,
 		Rules: []middleware.LockRule{{Method: http.MethodPost, Path: "/slow/:id", Keys: []string{"path:id", "header:X-User"}}}},
 		newStore(srv))
 	causes := make(chan error, 1)
@@ -80,15 +81,7 @@ func TestRenewKeepsSlowHandlerLocked(t *testing.T) {
 	<-done
 }
 
-func TestRenewRefusedInWindowMode(t *testing.T) {
-	_, err := middleware.NewLockMiddleware(middleware.LockConf{Renew: true, Mode: middleware.ModeWindow,
-		Rules: []middleware.LockRule{{Method: http.MethodPost, Path: "/a", Keys: []string{"ip"}}}}, nil)
-	if !errors.Is(err, middleware.ErrBadConfig) {
-		t.Fatalf("Renew with window mode: %v, want ErrBadConfig", err)
-	}
-}
-
-// TestRenewOutlivesServerTimeout: with Renew, a handler that goes on
+// TestRenewOutlivesServerTimeout: by default, a handler that goes on
 // working after go-zero's timeout answered 503 keeps its lock (inflight
 // mode) or permit (limit mode) renewed until it returns: a duplicate three
 // expiries later is still refused (409, 429), and once the handler
@@ -107,7 +100,7 @@ func TestRenewOutlivesServerTimeout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t)
-			m := mustMiddleware(t, middleware.LockConf{Expire: 300 * time.Millisecond, Renew: true,
+			m := mustMiddleware(t, middleware.LockConf{Expire: 300 * time.Millisecond,
 				Rules: []middleware.LockRule{tc.rule}}, newStore(srv))
 			entered := make(chan struct{}, 10)
 			finish := make(chan struct{})

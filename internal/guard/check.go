@@ -16,34 +16,39 @@ import (
 const checkName = "zerolock:check"
 
 // Check tells whether the backend's locks can do what the configuration
-// asks: Renew needs a Watcher and Fence a Fencer. Compile checks each rule
-// in replay mode, whose locks must also be Recorders.
+// asks of every rule: Fence needs a Fencer. Compile checks each rule's
+// policy (checkPolicy): renewal needs a Watcher, replay mode a Recorder,
+// limit mode semaphores.
 func (g *Guard) Check() error {
-	return g.check(false)
+	return g.checkPolicy(Policy{Expire: time.Second})
 }
 
-func (g *Guard) check(replay bool) error {
+// checkPolicy tells whether the backend's locks can serve a rule of
+// policy p (not in limit mode: see CheckLimit).
+func (g *Guard) checkPolicy(p Policy) error {
 	lock := g.Backend.NewLocker(checkName, zerolock.LockerOptions{Expiry: time.Second, Fencing: g.Fence, Name: checkName})
-	if _, ok := lock.(zerolock.Watcher); g.Renew && !ok {
-		return fmt.Errorf("%w: Renew needs a lock backend that can renew (%T cannot)", ErrBadPolicy, lock)
-	}
-	if _, ok := lock.(zerolock.Recorder); replay && !ok {
+	if _, ok := lock.(zerolock.Recorder); p.Replay && !ok {
 		return fmt.Errorf("%w: replay mode needs a lock backend that can store a result in place of its lock "+
 			"(%T cannot: Redlock, etcd and ZooKeeper locks cannot); use a Redis store, or inflight or window mode", ErrBadPolicy, lock)
 	}
 	if _, ok := lock.(zerolock.Fencer); g.Fence && !ok {
 		return fmt.Errorf("%w: Fence needs a lock backend that mints fencing tokens (%T cannot)", ErrBadPolicy, lock)
 	}
+	if _, ok := lock.(zerolock.Watcher); p.Renew && !ok {
+		return fmt.Errorf("%w: the hold is renewed while the handler runs, and %T cannot renew: "+
+			"use a backend whose locks can, or set DisableRenew: true (a handler slower than Expire may then run "+
+			"beside its duplicate)", ErrBadPolicy, lock)
+	}
 	return nil
 }
 
-// CheckLimit tells whether the backend can serve a rule in limit mode: it
-// must be a zerolock.SemaphoreBackend (a Redis store backend is; Redlock,
-// etcd and ZooKeeper backends are not), whose semaphores can renew when
-// Renew is set. Fence is refused: up to Permits requests hold one key at
-// once, so a fencing token would order nothing. The errors wrap
-// ErrBadPolicy and name the fix.
-func (g *Guard) CheckLimit() error {
+// CheckLimit tells whether the backend can serve a rule in limit mode
+// with policy p: it must be a zerolock.SemaphoreBackend (a Redis store
+// backend is; Redlock, etcd and ZooKeeper backends are not), whose
+// semaphores can renew when p.Renew is set. Fence is refused: up to
+// Permits requests hold one key at once, so a fencing token would order
+// nothing. The errors wrap ErrBadPolicy and name the fix.
+func (g *Guard) CheckLimit(p Policy) error {
 	if g.Fence {
 		return fmt.Errorf("%w: Fence cannot be used in limit mode: up to Permits requests hold one key at once, "+
 			"so no fencing token orders them; use inflight mode for a fenced route", ErrBadPolicy)
@@ -58,8 +63,9 @@ func (g *Guard) CheckLimit() error {
 	if err != nil {
 		return fmt.Errorf("%w: limit mode: %v", ErrBadPolicy, err)
 	}
-	if _, ok := sem.(zerolock.Watcher); g.Renew && !ok {
-		return fmt.Errorf("%w: Renew needs a lock backend whose semaphores can renew (%T cannot)", ErrBadPolicy, sem)
+	if _, ok := sem.(zerolock.Watcher); p.Renew && !ok {
+		return fmt.Errorf("%w: a permit is renewed while the handler runs, and the backend's semaphores (%T) cannot renew: "+
+			"set DisableRenew: true", ErrBadPolicy, sem)
 	}
 	return nil
 }

@@ -47,10 +47,6 @@ const (
 type Guard struct {
 	Backend  zerolock.Backend
 	FailOpen bool
-	// Renew keeps an inflight lock or a limit mode permit alive while the
-	// handler runs (Policy Window locks are never renewed) and gives the
-	// handler a context that ends when the lock is lost.
-	Renew bool
 	// Fence mints a fencing token per acquisition and puts it in the
 	// handler's context (zerolock.FenceFromContext).
 	Fence   bool
@@ -66,8 +62,8 @@ type Guard struct {
 type Result struct {
 	Outcome Outcome
 	// Ctx is the context to run the handler with when Outcome is Acquired:
-	// the request's, bounded by the lock when renewed, carrying the fencing
-	// token when fenced.
+	// the request's, also ended when a renewed hold ends first (see
+	// renewal), carrying the fencing token when fenced.
 	Ctx context.Context
 	// Lease is set when Outcome is Acquired.
 	Lease *Lease
@@ -129,8 +125,8 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 		res = Result{Outcome: Rejected, RetryAfter: retryAfter(ctx, lock, policy.Expire)}
 	default:
 		res = Result{Outcome: Acquired, Ctx: ctx, Lease: &Lease{lock: lock, key: key, label: label, start: time.Now(), expire: policy.Expire, retain: policy.Retain, metrics: g.Metrics}}
-		if w, ok := lock.(zerolock.Watcher); ok && g.Renew && !policy.Window {
-			res.Ctx = watchUntilReleased(ctx, w)
+		if w, ok := lock.(zerolock.Watcher); ok && policy.Renew {
+			res.Ctx, res.Lease.renewal = startRenewal(ctx, w, res.Lease, policy.MaxHold)
 		}
 		if f, ok := lock.(zerolock.Fencer); ok && g.Fence && policy.Permits == 0 {
 			res.Ctx = zerolock.ContextWithFence(res.Ctx, f.Fence())
@@ -138,21 +134,6 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 	}
 	g.Metrics.count(label, res.Outcome)
 	return res
-}
-
-// watchUntilReleased renews the request's lock until the lease releases
-// it, not until the request ends: go-zero's timeout (REST and zrpc)
-// answers the client and cancels the request's context while the handler
-// goes on running, and the lock must live as long as the work does, or a
-// duplicate (or, in limit mode, one request too many) runs beside it. The
-// handler's context is the request's, also cancelled with the watch's
-// cause (zerolock.ErrLockLost, ...) when the lock is lost. Every lease is
-// ended, and its release stops the watch.
-func watchUntilReleased(ctx context.Context, w zerolock.Watcher) context.Context {
-	lockCtx := w.Watch(context.WithoutCancel(ctx))
-	handlerCtx, cancel := context.WithCancelCause(ctx)
-	context.AfterFunc(lockCtx, func() { cancel(context.Cause(lockCtx)) })
-	return handlerCtx
 }
 
 // misconfigured tells a store that answers but is set up wrong (it rejects

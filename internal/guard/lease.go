@@ -19,6 +19,7 @@ type Lease struct {
 	expire  time.Duration // the lock's expiry: a release slower than it is moot
 	retain  time.Duration // replay mode: how long Record keeps the result
 	metrics *Metrics
+	renewal *renewal // nil when the hold is not renewed
 }
 
 // Record stores a completed request's result in place of the lock, for
@@ -28,6 +29,8 @@ type Lease struct {
 // Call it, or End, once.
 func (l *Lease) Record(ctx context.Context, record []byte) bool {
 	l.metrics.observeHold(l.label, time.Since(l.start))
+	l.renewal.finish()
+	defer l.renewal.stopWatch()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.expire)
 	defer cancel()
 	rec, isRecorder := l.lock.(zerolock.Recorder)
@@ -53,10 +56,37 @@ func (l *Lease) Record(ctx context.Context, record []byte) bool {
 
 // End records how long the handler held the lock and releases it unless
 // keep is set. Call it once, when the handler returns or panics.
+//
+// A kept hold (window mode) stops being renewed; one that was renewed
+// (its handler ran past a third of the expiry) is extended once more to
+// the full expiry, so that the window lasts Expire after the handler
+// returned, as it lasts Expire after the acquisition for a fast handler.
 func (l *Lease) End(ctx context.Context, keep bool) {
 	l.metrics.observeHold(l.label, time.Since(l.start))
+	renewed := l.renewal.finish()
 	if !keep {
 		l.release(ctx)
+		l.renewal.stopWatch()
+		return
+	}
+	l.renewal.stopWatch()
+	if renewed {
+		l.refresh(ctx)
+	}
+}
+
+// refresh extends a kept hold to its full expiry, on a context not
+// cancelled with the request's.
+func (l *Lease) refresh(ctx context.Context) {
+	r, ok := l.lock.(zerolock.Refresher)
+	if !ok {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.expire)
+	defer cancel()
+	if held, err := r.RefreshCtx(rctx); err != nil || !held {
+		logx.WithContext(ctx).Errorf("zerolock: extend the window of %s (key …%s) after its handler: held %v, %v",
+			l.label, keyspec.Digest(l.key), held, err)
 	}
 }
 

@@ -150,23 +150,25 @@ func TestAcquireLimitWithoutSemaphores(t *testing.T) {
 }
 
 func TestCheckLimit(t *testing.T) {
+	renew := Policy{Expire: time.Second, Permits: 1, Renew: true}
 	for _, tc := range []struct {
 		name    string
 		g       Guard
+		p       Policy
 		mention string
 	}{
-		{"no semaphores", Guard{Backend: mutexes{}}, "use a Redis store backend"},
-		{"fence", Guard{Backend: newSemaphores(time.Second), Fence: true}, "Fence cannot be used in limit mode"},
-		{"renew without a watcher", Guard{Backend: newSemaphores(time.Second), Renew: true}, "semaphores can renew"},
+		{"no semaphores", Guard{Backend: mutexes{}}, Policy{}, "use a Redis store backend"},
+		{"fence", Guard{Backend: newSemaphores(time.Second), Fence: true}, Policy{}, "Fence cannot be used in limit mode"},
+		{"renew without a watcher", Guard{Backend: newSemaphores(time.Second)}, renew, "set DisableRenew: true"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.g.CheckLimit()
+			err := tc.g.CheckLimit(tc.p)
 			if !errors.Is(err, ErrBadPolicy) || !strings.Contains(err.Error(), tc.mention) {
 				t.Fatalf("err = %v, want ErrBadPolicy mentioning %q", err, tc.mention)
 			}
 		})
 	}
-	if err := (&Guard{Backend: newSemaphores(time.Second)}).CheckLimit(); err != nil {
+	if err := (&Guard{Backend: newSemaphores(time.Second)}).CheckLimit(Policy{Permits: 1}); err != nil {
 		t.Fatalf("a semaphore backend: %v", err)
 	}
 }

@@ -17,6 +17,12 @@ const (
 // DefaultRetain is how long replay mode keeps a completed result.
 const DefaultRetain = 24 * time.Hour
 
+// DefaultMaxHoldFactor is MaxHold's default, in multiples of the rule's
+// Expire: renewal keeps a running handler's hold for at most ten times its
+// expiry (50s at the default 5s), so that a hung handler cannot hold its
+// key forever.
+const DefaultMaxHoldFactor = 10
+
 // ErrBadPolicy is wrapped by ResolvePolicy's errors.
 var ErrBadPolicy = errors.New("guard: bad lock policy")
 
@@ -36,6 +42,11 @@ type Policy struct {
 	// Expire on its own), released when the handler returns. It is zero
 	// in the other modes.
 	Permits int
+	// Renew keeps the hold (a lock, or a limit mode permit) alive while the
+	// handler runs, in every mode, so that Expire only bounds how long a
+	// crashed process keeps a key; MaxHold bounds it.
+	Renew   bool
+	MaxHold time.Duration
 }
 
 // Settings are the lock settings of a configuration, the defaults of its
@@ -46,6 +57,13 @@ type Settings struct {
 	Permits int
 	// Retain is replay mode's; Compile applies it.
 	Retain time.Duration
+	// DisableRenew turns renewal off (it is on by default); MaxHold bounds
+	// it (default DefaultMaxHoldFactor × Expire).
+	DisableRenew bool
+	MaxHold      time.Duration
+	// Renew is the setting of configurations written before renewal became
+	// the default: accepted, and refused only beside DisableRenew.
+	Renew bool
 }
 
 // ResolvePolicy applies a rule's overrides to the configuration's defaults
@@ -72,21 +90,60 @@ func ResolvePolicy(defaults, rule Settings) (Policy, error) {
 		return Policy{}, fmt.Errorf("%w: Permits is for limit mode only (this rule is in %s mode): set Mode: limit, or remove it",
 			ErrBadPolicy, mode)
 	}
+	renew, maxHold, err := resolveRenew(expire, defaults, rule)
+	if err != nil {
+		return Policy{}, err
+	}
+	p := Policy{Expire: expire, Renew: renew, MaxHold: maxHold}
 	switch mode {
 	case ModeInflight:
-		return Policy{Expire: expire}, nil
 	case ModeWindow:
-		return Policy{Expire: expire, Window: true}, nil
+		p.Window = true
 	case ModeReplay:
-		return Policy{Expire: expire, Replay: true, Retain: DefaultRetain}, nil
+		p.Replay, p.Retain = true, DefaultRetain
 	case ModeLimit:
 		if permits < 1 {
 			return Policy{}, fmt.Errorf("%w: limit mode needs Permits of at least 1, "+
 				"the number of requests of one key that may run at once (Permits: 2, say)", ErrBadPolicy)
 		}
-		return Policy{Expire: expire, Permits: permits}, nil
+		p.Permits = permits
+	default:
+		return Policy{}, fmt.Errorf("%w: unknown mode %q (inflight, window, replay or limit)", ErrBadPolicy, mode)
 	}
-	return Policy{}, fmt.Errorf("%w: unknown mode %q (inflight, window, replay or limit)", ErrBadPolicy, mode)
+	return p, nil
+}
+
+// resolveRenew applies DisableRenew and MaxHold: renewal is on unless the
+// configuration or the rule turns it off, and bounded by the rule's
+// MaxHold, else the configuration's, else DefaultMaxHoldFactor × expire.
+func resolveRenew(expire time.Duration, defaults, rule Settings) (renew bool, maxHold time.Duration, err error) {
+	for _, s := range []Settings{defaults, rule} {
+		switch {
+		case s.MaxHold < 0:
+			return false, 0, fmt.Errorf("%w: MaxHold %v must not be negative", ErrBadPolicy, s.MaxHold)
+		case s.Renew && s.DisableRenew:
+			return false, 0, fmt.Errorf("%w: Renew and DisableRenew contradict each other; renewal is the default, "+
+				"so remove Renew (or DisableRenew, to keep renewing)", ErrBadPolicy)
+		case s.MaxHold != 0 && s.DisableRenew:
+			return false, 0, fmt.Errorf("%w: MaxHold bounds the renewal that DisableRenew turns off: remove one of them",
+				ErrBadPolicy)
+		}
+	}
+	if defaults.DisableRenew || rule.DisableRenew {
+		return false, 0, nil
+	}
+	maxHold = defaults.MaxHold
+	if rule.MaxHold != 0 {
+		maxHold = rule.MaxHold
+	}
+	if maxHold == 0 {
+		return true, DefaultMaxHoldFactor * expire, nil
+	}
+	if maxHold < expire {
+		return false, 0, fmt.Errorf("%w: MaxHold %v is shorter than Expire %v, so the hold would never be renewed: "+
+			"raise MaxHold (the default is %d × Expire), or set DisableRenew: true", ErrBadPolicy, maxHold, expire, DefaultMaxHoldFactor)
+	}
+	return true, maxHold, nil
 }
 
 // KeepAfter reports whether the lock stays held after the handler ended:

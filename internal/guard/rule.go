@@ -31,10 +31,10 @@ func (ru *Rule) Key(hs *keyspec.Hasher) string {
 // and checks them with one wording for both transports: the mode and its
 // settings (ResolvePolicy; Retain and the transport's replayOnly settings
 // outside replay mode, where they would do nothing, silently), the guard's
-// Renew and Fence against the mode, and the backend's abilities against
-// what the rule needs (a Recorder for replay mode, semaphores for limit
-// mode). label names the rule; namespace is what comes before the hash in
-// its keys (the configuration's prefix, the transport, the route or
+// Fence against the mode, and the backend's abilities against what the
+// rule needs (a Recorder for replay mode, semaphores for limit mode, locks
+// that renew unless DisableRenew). label names the rule; namespace is what
+// comes before the hash in its keys (the configuration's prefix, the transport, the route or
 // method); replayOnly names the replay-only settings of the transport that
 // the rule sets. The errors wrap ErrBadPolicy and name the fix; the
 // transport adds the rule's label.
@@ -65,17 +65,15 @@ func (g *Guard) Compile(label string, namespace []string, defaults, rule Setting
 		}
 	}
 	switch {
-	case g.Renew && policy.Window:
-		return nil, fmt.Errorf("%w: Renew keeps inflight locks alive and cannot be used in window mode", ErrBadPolicy)
 	case g.Fence && policy.Replay:
 		return nil, fmt.Errorf("%w: Fence cannot be used in replay mode: its lock is taken by a script that also "+
 			"reads a stored result, and mints no fencing token; use inflight mode where a fencing token is needed", ErrBadPolicy)
-	case policy.Replay:
-		if err := g.check(true); err != nil {
+	case policy.Permits > 0:
+		if err := g.CheckLimit(policy); err != nil {
 			return nil, err
 		}
-	case policy.Permits > 0:
-		if err := g.CheckLimit(); err != nil {
+	default:
+		if err := g.checkPolicy(policy); err != nil {
 			return nil, err
 		}
 	}
