@@ -88,6 +88,28 @@ type LockConf struct {
 	// with zerolock.FenceFromContext. It cannot be combined with replay
 	// mode, whose acquisition mints no token.
 	Fence bool `json:",optional"`
+	// RejectCode is the gRPC code of a refused duplicate (inflight, window
+	// and replay modes), spelled as codes.Code.String() spells it
+	// (FailedPrecondition) or in UPPER_SNAKE (FAILED_PRECONDITION); the
+	// default is Aborted. dtm reads Aborted as a failure of the business
+	// and rolls the global transaction back, FailedPrecondition as "still
+	// running" and retries later: see the README's "With dtm".
+	RejectCode string `json:",optional"`
+	// Message is the message of a refused duplicate's status, instead of
+	// the default English one; a rule's Message wins.
+	Message string `json:",optional"`
+	// Wait, in replay mode, lets a duplicate that arrives while the first
+	// call runs wait up to Wait for its result, woken when it is stored,
+	// and get it replayed, as a later retry would; one still waiting at
+	// Wait is refused as without it. 0 (the default) refuses at once.
+	Wait time.Duration `json:",optional"`
+	// SharedKeys says that the rules' keys are shared by different callers
+	// on purpose. Without it a replay rule must have a key that names the
+	// caller (ctx:, or metadata:authorization), so that a stored result is
+	// only ever replayed to the caller that made the first call; in the
+	// other modes it silences the warning for rules without a per-caller
+	// key.
+	SharedKeys bool `json:",optional"`
 	// Rules say which methods are locked and on which values. A method
 	// without a rule passes through untouched.
 	Rules []LockRule `json:",optional"`
@@ -122,6 +144,15 @@ type LockRule struct {
 	// Empty, the fingerprint is the whole request message in its canonical
 	// form (unknown fields ignored at every level).
 	Fingerprint []string `json:",optional"`
+	// RejectCode overrides LockConf.RejectCode for this method.
+	RejectCode string `json:",optional"`
+	// Message overrides LockConf.Message for this method.
+	Message string `json:",optional"`
+	// Wait overrides LockConf.Wait for this method (replay mode only).
+	Wait time.Duration `json:",optional"`
+	// SharedKeys overrides LockConf.SharedKeys for this method: set, its
+	// keys are shared by different callers on purpose.
+	SharedKeys bool `json:",optional"`
 	// SkipMethodCheck accepts a Method that no service linked into the
 	// binary declares, for methods served by code registered at run time,
 	// such as a dynamicpb service or a proxy; its field paths are then

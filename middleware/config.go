@@ -108,7 +108,24 @@ type LockConf struct {
 	// retries are refused until Retain passes (logged).
 	MaxResponseBytes int64 `json:",default=1048576"`
 	// RejectCode is the status of a refused duplicate; it must be a 4xx.
+	// 425 Too Early suits a caller such as dtm, which retries a 425 later
+	// and reads a 409 as a failure of the business (see the README's
+	// "With dtm").
 	RejectCode int `json:",default=409"`
+	// Message is the message of a refused duplicate's answer, instead of
+	// the default English one (请勿重复提交, say); a rule's Message wins.
+	Message string `json:",optional"`
+	// Wait, in replay mode, lets a duplicate that arrives while the first
+	// request runs wait up to Wait for its result, woken when it is stored,
+	// and get it replayed, as a later retry would; one still waiting at
+	// Wait is refused as without it. 0 (the default) refuses at once.
+	Wait time.Duration `json:",optional"`
+	// SharedKeys says that the rules' keys are shared by different callers
+	// on purpose. Without it a replay rule must have a key that names the
+	// caller (claim:), so that a stored response is only ever replayed to
+	// the caller that made the first request; in the other modes it
+	// silences the warning for rules without a per-user key.
+	SharedKeys bool `json:",optional"`
 	// TrustedProxyHops is the number of proxies in front of the service
 	// that each append the address they received from to X-Forwarded-For.
 	// With 0 (the default) the ip key is what go-zero's
@@ -156,6 +173,15 @@ type LockRule struct {
 	// query, and the body: canonical JSON for application/json, the sorted
 	// fields for forms, the bytes otherwise.
 	Fingerprint []string `json:",optional"`
+	// RejectCode overrides LockConf.RejectCode for this route.
+	RejectCode int `json:",optional"`
+	// Message overrides LockConf.Message for this route.
+	Message string `json:",optional"`
+	// Wait overrides LockConf.Wait for this route (replay mode only).
+	Wait time.Duration `json:",optional"`
+	// SharedKeys overrides LockConf.SharedKeys for this route: set, its
+	// keys are shared by different callers on purpose.
+	SharedKeys bool `json:",optional"`
 	// SkipRouteCheck leaves the rule out of CheckRoutes, for a route that
 	// is registered after the check runs.
 	SkipRouteCheck bool `json:",optional"`
