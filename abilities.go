@@ -65,6 +65,23 @@ type Recorder interface {
 	RecordCtx(ctx context.Context, record []byte, retain time.Duration) (bool, error)
 }
 
+// A RecordWaiter is a Recorder that can wait for the holder of its key:
+// the middleware's and the interceptor's replay mode with Wait use it, so
+// that a duplicate that arrives while the first request runs gets its
+// result instead of a refusal. The Lockers of redislock.NewBackend are
+// RecordWaiters.
+type RecordWaiter interface {
+	Recorder
+	// AcquireOrReadWaitCtx is AcquireOrReadCtx that, while another Locker
+	// holds the key, waits up to wait for the hold to end, woken when it
+	// does (the holder's Locker must have been made with
+	// LockerOptions.Waited): it returns the record stored in the hold's
+	// place, or takes the lock when the hold was released or expired. It
+	// returns false, a nil record and a nil error when wait passed first,
+	// and the errors AcquireOrReadCtx returns, ctx's end included.
+	AcquireOrReadWaitCtx(ctx context.Context, wait time.Duration) (acquired bool, record []byte, err error)
+}
+
 // A SemaphoreBackend is a Backend that also makes counting semaphores: up
 // to a number of Lockers hold one key at once, each with its own expiry.
 // The middleware's and the interceptor's limit mode need one; a Redis store

@@ -52,6 +52,10 @@ type LockerOptions struct {
 	// package observe): a bounded label, such as a route or a method,
 	// never the key. Empty means "unnamed".
 	Name string
+	// Waited says that callers may wait on the key (Waiter, RecordWaiter):
+	// the lock's releases and stored records must wake them, even on a
+	// backend set not to announce releases (redislock.WithoutWakeups).
+	Waited bool
 }
 
 // A Backend makes Lockers on one lock service: a Redis store, a Redlock

@@ -90,9 +90,9 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	}
 	lock, err := g.Compile(r.Method, []string{c.Prefix, "grpc", r.Method},
 		guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits, Retain: c.Retain,
-			Renew: c.Renew, DisableRenew: c.DisableRenew, MaxHold: c.MaxHold},
+			Renew: c.Renew, DisableRenew: c.DisableRenew, MaxHold: c.MaxHold, Wait: c.Wait},
 		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain,
-			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold}, replayOnly...)
+			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait}, replayOnly...)
 	if err != nil {
 		return nil, bad("%v", err)
 	}

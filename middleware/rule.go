@@ -91,9 +91,9 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	}
 	lock, err := g.Compile(r.Method+" "+r.Path, []string{c.Prefix, "http", r.Method, r.Path},
 		guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits, Retain: c.Retain,
-			Renew: c.Renew, DisableRenew: c.DisableRenew, MaxHold: c.MaxHold},
+			Renew: c.Renew, DisableRenew: c.DisableRenew, MaxHold: c.MaxHold, Wait: c.Wait},
 		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain,
-			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold}, replayOnly...)
+			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait}, replayOnly...)
 	if err != nil {
 		return nil, bad("%v", err)
 	}

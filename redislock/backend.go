@@ -18,7 +18,10 @@ import (
 // interceptor run at start-up, and by every acquire of the backend's locks;
 // one that only a Semaphore refuses (WithReplicaAcks) makes its
 // NewSemaphore fail. WithFencing fences the RedisLocks, and the
-// semaphores, whose holders no token could order, go without it.
+// semaphores, whose holders no token could order, go without it. A lock
+// made with LockerOptions.Waited announces its releases and stored records
+// to waiters even WithoutWakeups (replay mode's Wait needs that). Its
+// locks are zerolock.RecordWaiters.
 func NewBackend(store Store, opts ...Option) zerolock.Backend {
 	b := storeBackend{conn: conn.Wrap(store), setGet: new(setGetSupport), opts: opts}
 	o := b.options(zerolock.LockerOptions{})
@@ -37,6 +40,9 @@ func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.
 	o := b.options(lo)
 	o.setGet = b.setGet
 	o.fencing = o.fencing || lo.Fencing
+	if lo.Waited {
+		o.quietRelease = false // its releases and records wake waiters
+	}
 	return recordingLock{newObservedLock(b.conn, key, o)}
 }
 
@@ -89,9 +95,9 @@ func (b storeBackend) NewSemaphore(key string, permits int, o zerolock.LockerOpt
 }
 
 // NewRedLockBackend returns the zerolock.Backend of RedLocks over independent
-// masters. Its locks are not TTLers, Watchers or Fencers: Retry-After is the
-// rule's expiry, and the middleware and interceptor refuse Renew and Fence
-// with it. An option a RedLock refuses (see Option) is refused by Check,
+// masters. Its locks are not TTLers, Watchers, Fencers or Recorders:
+// Retry-After is the rule's expiry, and the middleware and interceptor
+// refuse renewal (unless DisableRenew), Fence and replay mode with it. An option a RedLock refuses (see Option) is refused by Check,
 // which the middleware and the interceptor run at start-up, and by every
 // acquire of its locks.
 func NewRedLockBackend(stores []Store, opts ...Option) zerolock.Backend {

@@ -27,7 +27,7 @@ var errInvalidRetain = errors.New("redislock: retain must be at least 1ms")
 // so it goes into a zerolock.Locker without an allocation.
 type recordingLock struct{ *RedisLock }
 
-var _ zerolock.Recorder = recordingLock{}
+var _ zerolock.RecordWaiter = recordingLock{}
 
 // AcquireOrReadCtx is AcquireCtx that also reads a record RecordCtx stored
 // in the key: it returns the record, acquiring nothing, when there is one.
@@ -41,19 +41,67 @@ var _ zerolock.Recorder = recordingLock{}
 // is not this instance's.
 func (l recordingLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, error) {
 	ctx, a := l.obs.StartAcquire(ctx, false)
-	ok, record, err := l.acquireOrRead(ctx)
+	ok, record, _, err := l.acquireOrRead(ctx, false)
 	a.End(tryOutcome(ok, err), 0, err)
 	return ok, record, err
 }
 
-// acquireOrRead is AcquireOrReadCtx unobserved.
-func (rl *RedisLock) acquireOrRead(ctx context.Context) (bool, []byte, error) {
+// AcquireOrReadWaitCtx is AcquireOrReadCtx that, while another instance
+// holds the key, waits up to wait for the hold to end: it returns the
+// record stored in the hold's place, or takes the lock when the hold was
+// released or expired. A waiter does not poll: it waits as AcquireWaitCtx
+// does, flagging the key in the script that saw it held, and the holder's
+// release or record announces itself while the key is flagged (the
+// holder's lock must not be WithoutWakeups: a backend's locks made with
+// zerolock.LockerOptions.Waited never are). It returns false, a nil record
+// and a nil error when wait passed first, and the errors AcquireOrReadCtx
+// returns.
+func (l recordingLock) AcquireOrReadWaitCtx(ctx context.Context, wait time.Duration) (bool, []byte, error) {
+	ctx, a := l.obs.StartAcquire(ctx, true)
+	ok, record, err := l.acquireOrReadWait(ctx, wait)
+	if record != nil {
+		a.End(tryOutcome(false, nil), 0, nil) // a record read is busy, as in AcquireOrReadCtx
+	} else {
+		endWait(ctx, a, ok, err, 0)
+	}
+	return ok, record, err
+}
+
+// acquireOrReadWait is AcquireOrReadWaitCtx unobserved.
+func (rl *RedisLock) acquireOrReadWait(ctx context.Context, wait time.Duration) (bool, []byte, error) {
+	ok, record, _, err := rl.acquireOrRead(ctx, false)
+	if ok || record != nil || err != nil {
+		return ok, record, err
+	}
+	w := waitLoop{conn: &rl.conn, key: rl.key, channel: rl.channel, backoff: rl.waitOpts, wrap: rl.wrap}
+	ok, err = w.run(ctx, wait, func(ctx context.Context) (bool, time.Duration, error) {
+		ok, rec, holderTTL, err := rl.acquireOrRead(ctx, true)
+		if rec != nil {
+			record = rec
+			return true, 0, nil // ends the wait: the record is the answer
+		}
+		return ok, holderTTL, err
+	})
+	if record != nil {
+		return false, record, nil
+	}
+	return ok, nil, err
+}
+
+// acquireOrRead is AcquireOrReadCtx unobserved, that also returns the
+// holder's remaining time when another instance holds the key; waiting
+// flags the key then (see acquireread.lua).
+func (rl *RedisLock) acquireOrRead(ctx context.Context, waiting bool) (bool, []byte, time.Duration, error) {
 	px, err := rl.px()
 	if err != nil {
-		return false, nil, err
+		return false, nil, 0, err
 	}
 	if err := ctx.Err(); err != nil {
-		return false, nil, rl.wrap(ctx, "acquire", err)
+		return false, nil, 0, rl.wrap(ctx, "acquire", err)
+	}
+	keys, args := rl.keys, []any{rl.token, px.Milliseconds(), recordPrefix}
+	if waiting {
+		keys, args = rl.flaggedKeys(), append(args, rl.flagPX)
 	}
 	sent := time.Now()
 	_, seen := rl.state.beginAcquire()
@@ -63,11 +111,11 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context) (bool, []byte, error) {
 	)
 	if rl.acks > 0 {
 		cmd, short, err = rl.replicated(ctx, func(p redis.Pipeliner) *redis.Cmd {
-			return p.Eval(ctx, acquireReadSource, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
+			return p.Eval(ctx, acquireReadSource, keys, args...)
 		})
 	} else {
 		cmd, err = deadline.Within(ctx, rl.guard, func() *redis.Cmd {
-			return rl.conn.Run(ctx, acquireReadScript, rl.keys, rl.token, px.Milliseconds(), recordPrefix)
+			return rl.conn.Run(ctx, acquireReadScript, keys, args...)
 		})
 	}
 	var reply any
@@ -79,30 +127,39 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context) (bool, []byte, error) {
 		// Held, but a failover could lose the hold: as acquireReplicated.
 		rl.state.endAcquire(seen, true)
 		_, _ = rl.release(context.WithoutCancel(ctx))
-		return false, nil, short
+		return false, nil, 0, short
 	}
 	rl.state.endAcquire(seen, ok || err != nil)
 	if err != nil {
-		return false, nil, rl.wrap(ctx, "acquire", err)
+		return false, nil, 0, rl.wrap(ctx, "acquire", err)
 	}
 	switch reply := reply.(type) {
 	case string:
 		if ok {
 			rl.noteAcquired(sent, px)
-			return true, nil, nil
+			return true, nil, 0, nil
 		}
 	case int64:
 		rl.noteRefused()
-		return false, nil, nil
+		return false, nil, time.Duration(max(reply, 0)) * time.Millisecond, nil
 	case []any:
 		if len(reply) == 1 {
 			if v, isText := reply[0].(string); isText && len(v) >= len(recordPrefix) {
 				rl.noteRefused()
-				return false, []byte(v[len(recordPrefix):]), nil
+				return false, []byte(v[len(recordPrefix):]), 0, nil
 			}
 		}
 	}
-	return false, nil, rl.wrap(ctx, "acquire", fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
+	return false, nil, 0, rl.wrap(ctx, "acquire", fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
+}
+
+// flaggedKeys are the lock's key and its waiter flag, for the scripts that
+// set the flag (a waiting try) or announce to it (a record).
+func (rl *RedisLock) flaggedKeys() []string {
+	if len(rl.releaseKeys) == 2 {
+		return rl.releaseKeys // built once
+	}
+	return []string{rl.key, waiterFlag(rl.key)}
 }
 
 // RecordCtx replaces the lock's hold by record, which the key then keeps
@@ -138,6 +195,11 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 	}
 	value := make([]byte, 0, len(recordPrefix)+len(record))
 	value = append(append(value, recordPrefix...), record...)
+	keys, args := rl.keys, []any{rl.token, value, int64(ms)}
+	if len(rl.releaseKeys) == 2 {
+		// Releases announce themselves to waiters, and so does a record.
+		keys, args = rl.releaseKeys, append(args, rl.channel)
+	}
 	seen := rl.state.beginRelease()
 	var (
 		cmd   *redis.Cmd
@@ -146,11 +208,11 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 	)
 	if rl.acks > 0 {
 		cmd, short, err = rl.replicated(ctx, func(p redis.Pipeliner) *redis.Cmd {
-			return p.Eval(ctx, recordSource, rl.keys, rl.token, value, int64(ms))
+			return p.Eval(ctx, recordSource, keys, args...)
 		})
 	} else {
 		cmd, err = deadline.Within(ctx, rl.guard, func() *redis.Cmd {
-			return rl.conn.Run(ctx, recordScript, rl.keys, rl.token, value, int64(ms))
+			return rl.conn.Run(ctx, recordScript, keys, args...)
 		})
 	}
 	var reply any

@@ -31,6 +31,10 @@ func (g *Guard) checkPolicy(p Policy) error {
 		return fmt.Errorf("%w: replay mode needs a lock backend that can store a result in place of its lock "+
 			"(%T cannot: Redlock, etcd and ZooKeeper locks cannot); use a Redis store, or inflight or window mode", ErrBadPolicy, lock)
 	}
+	if _, ok := lock.(zerolock.RecordWaiter); p.Wait > 0 && !ok {
+		return fmt.Errorf("%w: Wait needs a lock backend that can wait for a stored result (%T cannot); "+
+			"use a Redis store backend, or remove Wait", ErrBadPolicy, lock)
+	}
 	if _, ok := lock.(zerolock.Fencer); g.Fence && !ok {
 		return fmt.Errorf("%w: Fence needs a lock backend that mints fencing tokens (%T cannot)", ErrBadPolicy, lock)
 	}

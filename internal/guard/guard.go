@@ -97,7 +97,12 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 		record []byte
 	)
 	if rec, isRecorder := lock.(zerolock.Recorder); policy.Replay && isRecorder {
-		ok, record, err = rec.AcquireOrReadCtx(ctx)
+		rw, canWait := rec.(zerolock.RecordWaiter)
+		if wait := waitWithin(ctx, policy.Wait); canWait && wait > 0 {
+			ok, record, err = rw.AcquireOrReadWaitCtx(ctx, wait)
+		} else {
+			ok, record, err = rec.AcquireOrReadCtx(ctx)
+		}
 	} else {
 		ok, err = lock.AcquireCtx(ctx)
 	}
@@ -134,6 +139,17 @@ func (g *Guard) Acquire(ctx context.Context, label, key string, policy Policy) R
 	}
 	g.Metrics.count(label, res.Outcome)
 	return res
+}
+
+// waitWithin bounds a replay rule's Wait by the request's deadline: a
+// duplicate still waiting is refused with nine tenths of the time left, so
+// that its refusal (a 4xx) is written before go-zero's timeout would answer
+// 503, which the service's breaker counts as a failure.
+func waitWithin(ctx context.Context, wait time.Duration) time.Duration {
+	if d, ok := ctx.Deadline(); ok && wait > 0 {
+		wait = min(wait, time.Until(d)*9/10)
+	}
+	return wait
 }
 
 // misconfigured tells a store that answers but is set up wrong (it rejects

@@ -21,7 +21,8 @@ var errNoSemaphores = errors.New("guard: limit mode needs a zerolock.SemaphoreBa
 // error is a misconfiguration, never an outage.
 func (g *Guard) newLock(label, key string, policy Policy) (zerolock.Locker, error) {
 	if policy.Permits == 0 {
-		return g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire, Fencing: g.Fence, Name: label}), nil
+		return g.Backend.NewLocker(key, zerolock.LockerOptions{Expiry: policy.Expire, Fencing: g.Fence, Name: label,
+			Waited: policy.Wait > 0}), nil
 	}
 	sb, ok := g.Backend.(zerolock.SemaphoreBackend)
 	if !ok {

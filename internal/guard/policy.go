@@ -47,6 +47,10 @@ type Policy struct {
 	// crashed process keeps a key; MaxHold bounds it.
 	Renew   bool
 	MaxHold time.Duration
+	// Wait, in replay mode, is how long a duplicate that finds the first
+	// request running waits for its result (zerolock.RecordWaiter) before
+	// it is refused; 0 refuses at once.
+	Wait time.Duration
 }
 
 // Settings are the lock settings of a configuration, the defaults of its
@@ -64,6 +68,8 @@ type Settings struct {
 	// Renew is the setting of configurations written before renewal became
 	// the default: accepted, and refused only beside DisableRenew.
 	Renew bool
+	// Wait is replay mode's; Compile applies it.
+	Wait time.Duration
 }
 
 // ResolvePolicy applies a rule's overrides to the configuration's defaults

@@ -44,6 +44,9 @@ func (g *Guard) Compile(label string, namespace []string, defaults, rule Setting
 		return nil, err
 	}
 	if !policy.Replay {
+		if rule.Wait != 0 {
+			replayOnly = append([]string{"Wait"}, replayOnly...)
+		}
 		if rule.Retain != 0 {
 			replayOnly = append([]string{"Retain"}, replayOnly...)
 		}
@@ -62,6 +65,13 @@ func (g *Guard) Compile(label string, namespace []string, defaults, rule Setting
 		}
 		if policy.Retain < time.Millisecond {
 			return nil, fmt.Errorf("%w: Retain %v must be at least 1ms", ErrBadPolicy, policy.Retain)
+		}
+		policy.Wait = defaults.Wait
+		if rule.Wait != 0 {
+			policy.Wait = rule.Wait
+		}
+		if policy.Wait < 0 {
+			return nil, fmt.Errorf("%w: Wait %v must not be negative", ErrBadPolicy, policy.Wait)
 		}
 	}
 	switch {
