@@ -155,9 +155,9 @@ func watchUntilReleased(ctx context.Context, w zerolock.Watcher) context.Context
 	return handlerCtx
 }
 
-// misconfigured tells a store that answers but is set up wrong (it rejects
-// go-zero's CLIENT SETINFO, or a key holds what no lock of this kind
-// wrote) from one that is down: FailOpen serves only the second unlocked.
+// misconfigured tells a store that answers but is set up wrong (a key
+// holds what no lock of this kind wrote, say) from one that is down:
+// FailOpen serves only the second unlocked.
 func misconfigured(err error) bool {
 	return errors.Is(err, zerolock.ErrMisconfigured)
 }
