@@ -7,9 +7,12 @@ package middleware_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"testing"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/zeromicro/go-zero/core/conf"
@@ -18,6 +21,7 @@ import (
 	"github.com/zeromicro/go-zero/rest/httpx"
 
 	"github.com/zerolock/zerolock/middleware"
+	"github.com/zerolock/zerolock/redislock"
 )
 
 // goctl generates an internal/middleware package of its own, so a goctl
@@ -200,4 +204,40 @@ func ExampleLockMiddleware_limit() {
 	// Output:
 	// 429 Retry-After: 5 {"code":"limit_exceeded","message":"too many requests at once: at most 2 may run together, retry later"}
 	// 200 200 200
+}
+
+// A service's own test on miniredis, as the README shows it: miniredis
+// rejects CLIENT SETINFO, as redis-server before 7.2 does, so the store
+// needs DisableIdentity: true, without which the middleware refuses it at
+// start-up, naming the fix (a lock made by hand, redislock.NewRedisLock,
+// works on either and logs the hazard once).
+func TestReadmeServiceTestOnMiniredis(t *testing.T) {
+	var c Config
+	if err := conf.LoadFromYamlBytes([]byte(fmt.Sprintf(apiYAML, "unused:1")), &c); err != nil {
+		t.Fatal(err)
+	}
+
+	mr := miniredis.RunT(t) // in the service's test
+	store := redis.MustNewRedis(redis.RedisConf{Host: mr.Addr(), Type: redis.NodeType, DisableIdentity: true})
+	lock := middleware.MustNewLockMiddleware(c.Lock, store) // without DisableIdentity: ErrIdentityRejected here
+
+	order := lock.Handle(createOrder)
+	for i, want := range []int{http.StatusOK, http.StatusOK} { // one after the other: no duplicate
+		r := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(`{"orderId":"o-1"}`))
+		r.Header.Set("Content-Type", "application/json")
+		r = r.WithContext(context.WithValue(r.Context(), "userId", "alice")) // as go-zero's JWT middleware does
+		w := httptest.NewRecorder()
+		order(w, r)
+		if w.Code != want {
+			t.Fatalf("request %d: %d %s, want %d", i, w.Code, w.Body, want)
+		}
+	}
+
+	// go-zero's default RedisConf, on a miniredis of its own (go-zero
+	// shares one client per address).
+	other := miniredis.RunT(t)
+	_, err := middleware.NewLockMiddleware(c.Lock, redis.MustNewRedis(redis.RedisConf{Host: other.Addr(), Type: redis.NodeType}))
+	if !errors.Is(err, redislock.ErrIdentityRejected) || !strings.Contains(err.Error(), "DisableIdentity: true") {
+		t.Fatalf("NewLockMiddleware on go-zero's default RedisConf and miniredis = %v, want ErrIdentityRejected naming the fix", err)
+	}
 }

@@ -47,8 +47,10 @@ var metrics = guard.NewMetrics("http", "route")
 // It also checks the store: one whose server rejects the CLIENT SETINFO
 // that go-zero sends on new connections is refused with an error wrapping
 // ErrBadConfig and redislock.ErrIdentityRejected that names the fix
-// (DisableIdentity: true). A server that cannot be reached now is logged
-// and checked again before the first lock.
+// (DisableIdentity: true). A server that cannot be reached now is logged;
+// the locks ask it before their first command, and a rejection of CLIENT
+// SETINFO found then is logged once, not refused (see
+// redislock.GoZeroStore).
 func NewLockMiddleware(c LockConf, store *redis.Redis) (*LockMiddleware, error) {
 	return NewLockMiddlewareWithBackend(c, redislock.NewBackend(redislock.GoZeroStore(store), redislock.WithoutWakeups()))
 }

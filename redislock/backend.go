@@ -48,12 +48,13 @@ func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.
 
 // Check refuses an option that the backend's RedisLocks refuse (wrapping
 // ErrOptionNotApplicable and zerolock.ErrMisconfigured), and a go-zero
-// store whose server rejects the CLIENT SETINFO
-// that the store sends on every new connection, with an error wrapping
-// ErrIdentityRejected (and zerolock.ErrMisconfigured) that names the fix,
-// DisableIdentity: true. A server that cannot be reached now returns its
-// error; a lock checks again before its first command. Other stores have
-// nothing to check.
+// store whose server rejects the CLIENT SETINFO that the store sends on
+// every new connection, with an error wrapping ErrIdentityRejected (and
+// zerolock.ErrMisconfigured) that names the fix, DisableIdentity: true.
+// The locks themselves do not refuse that store: they work and log the
+// hazard once per address (see GoZeroStore). A server that cannot be
+// reached now returns its error, and the next Check asks again. Other
+// stores have nothing to check.
 func (b storeBackend) Check(ctx context.Context) error {
 	if b.refused != nil {
 		return b.refused

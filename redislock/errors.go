@@ -17,12 +17,14 @@ var (
 	ErrUnexpectedReply = errs.UnexpectedReply
 
 	// ErrIdentityRejected is returned by the start-up check of the
-	// middleware and the interceptor (NewBackend's Check), and by every
-	// command of a lock on go-zero's store, when the store sends CLIENT
-	// SETINFO on new connections and the server rejects it: go-zero's
-	// circuit breaker would count each rejection and open under a burst of
-	// new connections. The error names the fix: DisableIdentity: true. It
-	// is also a zerolock.ErrMisconfigured.
+	// middleware and the interceptor (NewBackend's Check) when go-zero's
+	// store sends CLIENT SETINFO on new connections and the server rejects
+	// it (Redis before 7.2, miniredis): go-zero's circuit breaker counts
+	// each rejection and can open under a burst of new connections. The
+	// error names the fix: DisableIdentity: true. It is also a
+	// zerolock.ErrMisconfigured. A lock on such a store does not return it:
+	// it works, as go-zero's own lock does, and logs the same text once per
+	// address at error level.
 	ErrIdentityRejected = errs.IdentityRejected
 
 	// ErrWaitCutTry is returned by a waiting acquire (AcquireWaitCtx of

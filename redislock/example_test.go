@@ -17,9 +17,11 @@ func ExampleNewRedisLock() {
 	mr, _ := miniredis.Run()
 	defer mr.Close()
 	// miniredis, like redis-server before 7.2, rejects the CLIENT SETINFO
-	// go-zero sends on new connections; zredis.WithIdentity() turns it off
-	// (RedisConf's DisableIdentity: true). Without it the lock refuses the
-	// store with redislock.ErrIdentityRejected.
+	// go-zero sends on new connections, which go-zero's breaker counts;
+	// zredis.WithIdentity() turns it off (RedisConf's DisableIdentity:
+	// true). Without it the lock works all the same and logs the hazard
+	// once, and the middleware and the interceptor refuse the store at
+	// start-up with redislock.ErrIdentityRejected.
 	store := zredis.New(mr.Addr(), zredis.WithIdentity())
 
 	lock := redislock.NewRedisLock(store, "stock:sku-1")

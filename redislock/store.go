@@ -38,11 +38,17 @@ var (
 
 // GoZeroStore adapts go-zero's *redis.Redis (a node or a cluster, as its
 // RedisConf says) to Store. Commands go through go-zero's client, so its
-// circuit breaker, metrics and tracing see them. Before its first command
-// it checks, once per store, that the server accepts the CLIENT SETINFO
-// go-zero sends on new connections (NewBackend's Check runs the same check
-// at start-up); where it does not, every command returns an error wrapping
-// ErrIdentityRejected, which names the fix.
+// circuit breaker, metrics and tracing see them. A lock on it works
+// wherever go-zero's own RedisLock does, the store being as the user made
+// it. Before the first command the adapter asks, once per address, whether
+// the server accepts the CLIENT SETINFO go-zero sends on new connections
+// unless the RedisConf says DisableIdentity; where it does not (Redis
+// before 7.2, miniredis), go-zero's circuit breaker counts each rejection,
+// and a burst of new connections can open it while Redis is healthy. The
+// lock then logs that hazard and its fix at error level, once per address,
+// and goes on. NewBackend's Check, which the middleware and the
+// interceptor run at start-up, refuses such a store with an error wrapping
+// ErrIdentityRejected.
 func GoZeroStore(store *zredis.Redis) Store {
 	return gozero.New(store)
 }

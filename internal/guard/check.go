@@ -83,7 +83,9 @@ const backendCheckTimeout = time.Second
 // wrapping zerolock.ErrMisconfigured, such as a go-zero store whose server
 // rejects CLIENT SETINFO, which would trip the store's own circuit
 // breaker), naming the fix; a lock service that cannot be reached now is
-// logged, and the locks check again before their first command.
+// logged, and the locks ask again before their first command (where a
+// go-zero store's locks log a rejection of CLIENT SETINFO once and work
+// on: only this start-up check refuses it).
 func (g *Guard) CheckBackend() error {
 	c, ok := g.Backend.(zerolock.Checker)
 	if !ok {
@@ -93,7 +95,7 @@ func (g *Guard) CheckBackend() error {
 	defer cancel()
 	err := c.Check(ctx)
 	if err != nil && !errors.Is(err, zerolock.ErrMisconfigured) {
-		logx.Errorf("zerolock: %v (checked again before the first lock)", err)
+		logx.Errorf("zerolock: %v (the locks ask again before their first command)", err)
 		return nil
 	}
 	return err

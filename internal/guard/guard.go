@@ -152,9 +152,9 @@ func waitWithin(ctx context.Context, wait time.Duration) time.Duration {
 	return wait
 }
 
-// misconfigured tells a store that answers but is set up wrong (it rejects
-// go-zero's CLIENT SETINFO, or a key holds what no lock of this kind
-// wrote) from one that is down: FailOpen serves only the second unlocked.
+// misconfigured tells a store that answers but is set up wrong (a key
+// holds what no lock of this kind wrote, say) from one that is down:
+// FailOpen serves only the second unlocked.
 func misconfigured(err error) bool {
 	return errors.Is(err, zerolock.ErrMisconfigured)
 }

@@ -112,8 +112,9 @@ func (c *Conn) honoursDeadlines() bool {
 	return false
 }
 
-// Check is go-zero's identity check (see gozero.CheckStore); other stores
-// have nothing to check.
+// Check is go-zero's start-up identity check (see gozero.CheckStore),
+// which refuses what the locks' commands only report; other stores have
+// nothing to check.
 func (c *Conn) Check(ctx context.Context) error {
 	if c.kind == goZero {
 		return c.GoZero.Check(ctx)

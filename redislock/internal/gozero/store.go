@@ -1,12 +1,14 @@
 // Package gozero adapts go-zero's *redis.Redis to redislock's Store
-// (GoZeroStore), with the CLIENT SETINFO identity check its commands wait
-// for and the client that carries its waiters' subscriptions.
+// (GoZeroStore), with the CLIENT SETINFO identity check that the start-up
+// check refuses on and the lock's commands report once, and the client
+// that carries its waiters' subscriptions.
 package gozero
 
 import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,12 +24,14 @@ import (
 // comparable value, and a lock made per request costs no adapter.
 func New(store *zredis.Redis) *Store {
 	if store == nil {
-		return &Store{id: identityFor(nil)} // checks refuse it
+		return &Store{id: identityFor(nil)} // checks and commands refuse it
 	}
 	if s, ok := adapters.Load(store); ok {
 		return s.(*Store)
 	}
-	s, _ := adapters.LoadOrStore(store, &Store{R: store, id: identityFor(store), identityOff: identityOff(store)})
+	fresh := &Store{R: store, id: identityFor(store)}
+	fresh.settled.Store(identityOff(store))
+	s, _ := adapters.LoadOrStore(store, fresh)
 	return s.(*Store)
 }
 
@@ -57,25 +61,17 @@ var adapters sync.Map // *zredis.Redis -> *Store
 // checks (22 allocations per cycle, 10 to 25% of the client's CPU in
 // BenchmarkGoZeroParallel's profiles).
 //
-// The identity check (identity.go) runs before the first command so that
-// a store whose server rejects CLIENT SETINFO fails every command with
-// ErrIdentityRejected at once, instead of failing when a burst of new
-// connections opens go-zero's breaker.
+// Before its first command the adapter asks the server's verdict on the
+// CLIENT SETINFO go-zero sends on new connections (identity.go, once per
+// address) and, when the server rejects it, logs the hazard and the fix
+// once per address; the commands then go on, as go-zero's own lock's do
+// (see Ready). Only the start-up check, Check, refuses such a store.
 type Store struct {
 	R  *zredis.Redis
 	id *identityCheck
-	// identityOff: the store never sends CLIENT SETINFO, so the server's
-	// verdict does not matter.
-	identityOff bool
-}
-
-// Ready is nil once the store is known to be safe: a field or an atomic
-// load after the first check.
-func (s *Store) Ready(ctx context.Context) error {
-	if s.identityOff || serverVerdict(s.id.verdict.Load()) == verdictAccepts {
-		return nil
-	}
-	return s.id.check(ctx, s.R)
+	// settled: the store sends no CLIENT SETINFO, or its server's verdict
+	// is known and was reported; Ready has nothing left to do.
+	settled atomic.Bool
 }
 
 // SetArgs sends the options a lock uses (NX or XX, PX, GET); it answers
@@ -185,7 +181,8 @@ func SetCmd(cmd *redis.Cmd, val any, err error) {
 }
 
 // Check tells whether the store can take locks without tripping go-zero's
-// circuit breaker (see CheckStore).
+// circuit breaker (see CheckStore): unlike Ready, it refuses a store whose
+// server rejects CLIENT SETINFO, with ErrIdentityRejected.
 func (s *Store) Check(ctx context.Context) error {
 	return s.id.check(ctx, s.R)
 }
