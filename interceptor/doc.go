@@ -38,6 +38,16 @@
 // error level since go-zero has no warning level: its field values then
 // block every caller's call, not only the same caller's retries.
 //
+// A method slower than Expire keeps its key, in every mode: by default the
+// hold is renewed from a third of Expire on until the method returns (also
+// after zrpc's timeout answered DeadlineExceeded), so Expire only bounds
+// how long a crashed process keeps a key. MaxHold (default 10 × Expire)
+// bounds a hung method: its context is cancelled with zerolock.ErrMaxHold
+// and its key expires, logged and counted in
+// zerolock_grpc_holds_lost_total. Before renewal became the default (it was
+// the opt-in Renew), a retry sent after Expire ran a slow method twice.
+// DisableRenew: true turns it off (a Redlock backend needs it).
+//
 // # Methods
 //
 // A rule's Method must be /package.Service/Method as the service's .proto
@@ -98,10 +108,10 @@
 // lets up to N calls of one key run at once, two concurrent exports per
 // caller, say. Each call holds a permit of a Redis semaphore while the
 // method runs and gives it back when the method returns or panics; a
-// crashed server's permits free themselves after Expire, and Renew keeps a
-// long call's permit alive. The call over the limit gets codes.Aborted
-// with a RetryInfo (the time until the next permit frees by expiry; an
-// estimate with Renew, which keeps extending permits) and a QuotaFailure naming the method, the key specs and N.
+// crashed server's permits free themselves after Expire, and renewal (the
+// default) keeps a long call's permit alive. The call over the limit gets
+// codes.Aborted with a RetryInfo (the time until the next permit frees by
+// expiry; an estimate, since renewal keeps extending permits) and a QuotaFailure naming the method, the key specs and N.
 //
 // Not ResourceExhausted, the code of a quota: go-zero counts it as a
 // failure of the server, in the zrpc client's breaker, the server's
