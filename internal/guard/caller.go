@@ -17,8 +17,7 @@ func (g *Guard) checkCaller(p Policy, defaults, rule Settings) error {
 	if keys == "" {
 		keys = "a key that names the caller"
 	}
-	return fmt.Errorf("%w: replay mode hands a stored result to any caller who sends the same key, "+
-		"and none of this rule's keys names the caller, so one caller could be handed another's result: "+
-		"add %s to Keys, or set SharedKeys: true if these keys are shared by different callers on purpose",
-		ErrBadPolicy, keys)
+	return fmt.Errorf("%w: none of this rule's keys names the caller, so replay mode would hand the result "+
+		"stored for one caller to any other who sends the same key: add %s to Keys, "+
+		"or set SharedKeys: true if these keys are shared by different callers on purpose", ErrBadPolicy, keys)
 }
