@@ -20,7 +20,8 @@ import (
 // request message does not have, Fence in replay or limit mode, a replay
 // backend that cannot store results, Retain or Fingerprint on a rule that
 // is not in replay mode, limit mode without Permits or on a backend that
-// makes no semaphores, Permits on a rule that is not in limit mode.
+// makes no semaphores, Permits on a rule that is not in limit mode, a
+// replay rule none of whose keys names the caller (see LockConf.SharedKeys).
 var ErrBadConfig = errors.New("interceptor: bad lock configuration")
 
 // The key sources of a gRPC call.
