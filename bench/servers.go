@@ -77,7 +77,7 @@ func startHTTP(cl clients) (*httpBench, error) {
 		return nil, err
 	}
 	replay, err := middleware.NewLockMiddlewareWithBackend(middleware.LockConf{Rules: []middleware.LockRule{{
-		Method: http.MethodPost, Path: "/replay/payments", Keys: []string{"header:X-User", "header:Idempotency-Key"},
+		Method: http.MethodPost, Path: "/replay/payments", Keys: []string{"header:Authorization", "header:Idempotency-Key"},
 		Mode: "replay", Retain: time.Hour,
 	}}}, redislock.NewBackend(cl.redis, redislock.WithoutWakeups()))
 	if err != nil {
@@ -180,7 +180,7 @@ func (b *httpBench) prime(round int) error {
 func (b *httpBench) pay(ctx context.Context, key string) (status int, replayed bool, err error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/replay/payments", strings.NewReader(`{"amount":500}`))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-User", "bench")
+	req.Header.Set("Authorization", "Bearer bench") // the caller, which a replay rule's keys must name
 	req.Header.Set("Idempotency-Key", key)
 	resp, err := b.client.Do(req)
 	if err != nil {

@@ -37,6 +37,7 @@
 // A rule without a metadata:, ctx: or peer key is logged at start-up, at
 // error level since go-zero has no warning level: its field values then
 // block every caller's call, not only the same caller's retries.
+// SharedKeys: true on a rule whose keys are shared on purpose silences it.
 //
 // A method slower than Expire keeps its key, in every mode: by default the
 // hold is renewed from a third of Expire on until the method returns (also
@@ -72,9 +73,20 @@
 //	  Rules:
 //	    - Method: /payments.Payments/Pay
 //	      Mode: replay
-//	      Keys: [field:order.id, metadata:x-user-id]
+//	      Keys: [field:order.id, ctx:userId]
 //	      Retain: 24h                  # the default
 //	      Fingerprint: [field:amount]  # optional
+//
+// A stored result is only ever replayed to the caller that made the first
+// call: a replay rule needs a key that names the caller, a ctx: value (the
+// caller the service's auth interceptor, placed before this one, put in
+// the context) or metadata:authorization (the credential itself), and is
+// refused at start-up without one, with an error wrapping ErrBadConfig.
+// Other metadata, a field or peer does not count: callers share or choose
+// them. A rule whose keys are shared by different callers on purpose sets
+// SharedKeys: true (or LockConf.SharedKeys, for every rule), and a result
+// stored for one caller is then replayed to any caller who sends the same
+// keys.
 //
 // The first call runs, and its result is stored in place of its lock
 // before the answer goes out: the response message, or the code, message

@@ -34,7 +34,8 @@
 // new connections (Redis before 7.2, miniredis), which would trip go-zero's
 // circuit breaker under a burst of new connections and answer 503: set
 // DisableIdentity: true in its RedisConf. A rule with no per-user key is
-// logged as a warning at error level.
+// logged as a warning at error level, unless SharedKeys says its keys are
+// shared on purpose.
 //
 // A handler slower than Expire keeps its key, in every mode: by default the
 // hold is renewed from a third of Expire on until the handler returns (also
@@ -117,6 +118,18 @@
 //	      Path: /payments
 //	      Keys: [header:Idempotency-Key, claim:userId]
 //	      Mode: replay
+//
+// Idempotency keys are per caller: a client chooses its Idempotency-Key,
+// and another client can send the same one. So that a stored response is
+// only ever replayed to the caller that made the first request, a replay
+// rule needs a key that names the caller, a claim: (go-zero's JWT verified
+// it) or header:Authorization (the credential itself); without one it is
+// refused at start-up with an error wrapping ErrBadConfig. An ip, another
+// header or a body value does not count: callers share or choose them. A
+// rule whose keys are shared by different callers on purpose sets
+// SharedKeys: true (or LockConf.SharedKeys, for every rule), and a
+// response stored for one caller is then replayed to any caller who sends
+// its key.
 //
 // The handler's response is held, not written, until it returns; it is
 // then stored in Redis in place of the lock (only while this request still
