@@ -76,15 +76,16 @@ type LockConf struct {
 	// Renew is accepted for configurations written before renewal became
 	// the default; it changes nothing. Renewal is on unless DisableRenew.
 	Renew bool `json:",optional"`
-	// DisableRenew turns off the renewal of holds while the handler runs.
-	// By default, in every mode, the hold (a lock, or a limit mode permit)
-	// is renewed from a third of Expire on, until the handler returns (also
-	// after go-zero's timeout answered 503: the work still runs), so that Expire only bounds how
-	// long a crashed process keeps a key: a handler slower than Expire never
-	// runs beside its duplicate. The handler's context is also cancelled
-	// when the hold is lost. A handler that returns within a third of
-	// Expire costs nothing. Without renewal, a handler slower than Expire
-	// lets a duplicate run beside it.
+	// DisableRenew turns off the renewal of holds while the handler runs. By
+	// default, in every mode, the hold (a lock, or a limit mode permit) is
+	// renewed from a third of Expire on, until the handler returns (also
+	// after go-zero's timeout answered 503: the work still runs), so that
+	// Expire only bounds how long a crashed process keeps a key: a handler
+	// slower than Expire never runs beside its duplicate. The handler's
+	// context is also cancelled when the hold is lost. A handler that
+	// returns within a third of Expire costs only a timer (no renewal is
+	// sent). Without renewal, a handler slower than Expire lets a duplicate
+	// run beside it.
 	DisableRenew bool `json:",optional"`
 	// MaxHold bounds the renewal, counted from the acquisition: a handler
 	// still running after it has its context cancelled

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/redislock/internal/deadline"
+	"github.com/zerolock/zerolock/redislock/internal/hub"
 )
 
 // recordPrefix starts every record a RedisLock stores in its key, and no
@@ -54,7 +55,9 @@ func (l recordingLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, erro
 // release or record announces itself while the key is flagged (the
 // holder's lock must not be WithoutWakeups: a backend's locks made with
 // zerolock.LockerOptions.Waited never are). It returns false, a nil record
-// and a nil error when wait passed first, and the errors AcquireOrReadCtx
+// and a nil error when wait passed first, also when the limit cut a try
+// already sent (with WithDeadlineGuard): that try's hold, if it took one,
+// is released first. Otherwise it returns the errors AcquireOrReadCtx
 // returns.
 func (l recordingLock) AcquireOrReadWaitCtx(ctx context.Context, wait time.Duration) (bool, []byte, error) {
 	ctx, a := l.obs.StartAcquire(ctx, true)
@@ -84,6 +87,17 @@ func (rl *RedisLock) acquireOrReadWait(ctx context.Context, wait time.Duration) 
 	})
 	if record != nil {
 		return false, record, nil
+	}
+	if errors.Is(err, ErrWaitCutTry) && ctx.Err() == nil {
+		// The wait limit cut a try that was sent: it may have taken the
+		// key, which a duplicate must not keep (nor run under). Give it
+		// back, on a context the limit does not end, and report the wait
+		// as passed: the caller refuses the duplicate as without Wait.
+		px, _ := rl.px()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(px, time.Second))
+		defer cancel()
+		_, _ = rl.release(rctx)
+		return false, nil, nil
 	}
 	return ok, nil, err
 }
@@ -197,8 +211,9 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 	value = append(append(value, recordPrefix...), record...)
 	keys, args := rl.keys, []any{rl.token, value, int64(ms)}
 	if len(rl.releaseKeys) == 2 {
-		// Releases announce themselves to waiters, and so does a record.
-		keys, args = rl.releaseKeys, append(args, rl.channel)
+		// Releases announce themselves to waiters, and so does a record, to
+		// all of them at once.
+		keys, args = rl.releaseKeys, append(args, rl.channel, hub.WakeAllPayload)
 	}
 	seen := rl.state.beginRelease()
 	var (

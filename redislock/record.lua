@@ -6,19 +6,21 @@
 -- A lock whose waiters must be woken (not WithoutWakeups, or made with
 -- LockerOptions.Waited) also passes KEYS[2], the waiter flag, and ARGV[4],
 -- the release channel: a record stored while a waiter is flagged is
--- announced as release.lua announces a release, so a waiting duplicate
--- (acquireread.lua) reads it at once.
+-- announced to every waiter (ARGV[5], the wake-all payload): a record
+-- answers them all, where a release wakes one, since one waiter takes the
+-- lock. A waiting duplicate (acquireread.lua) reads it at once.
 -- KEYS[1]: the lock key. KEYS[2]: the waiter flag, with ARGV[4].
 -- ARGV[1]: the token. ARGV[2]: the record.
 -- ARGV[3]: how long to keep it, in ms. ARGV[4]: the channel, if any.
+-- ARGV[5]: the payload that wakes every waiter, with ARGV[4].
 -- Returns 1 when stored, else 0.
 local held = redis.call("GET", KEYS[1])
 if held == ARGV[1] then
     redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
     if ARGV[4] and redis.call("EXISTS", KEYS[2]) == 1 then
-        local sent = redis.pcall("SPUBLISH", ARGV[4], "released")
+        local sent = redis.pcall("SPUBLISH", ARGV[4], ARGV[5])
         if type(sent) == "table" and sent.err then
-            redis.pcall("PUBLISH", ARGV[4], "released")
+            redis.pcall("PUBLISH", ARGV[4], ARGV[5])
         end
     end
     return 1

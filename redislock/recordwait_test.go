@@ -43,13 +43,19 @@ func TestAcquireOrReadWait(t *testing.T) {
 			if ok, _, err := holder.AcquireOrReadCtx(ctx); !ok || err != nil {
 				t.Fatalf("the holder's acquire = %v, %v", ok, err)
 			}
-			done := wait(waiter, 20*time.Second)
-			waitingOn(t, b.store(), key)
+			// Three waiters (a triple click): a record answers them all.
+			var dones []chan waitResult
+			for n := 1; n <= 3; n++ {
+				dones = append(dones, wait(newLock(key), 20*time.Second))
+				waitingOn(t, b.store(), key, n)
+			}
 			if ok, err := holder.RecordCtx(ctx, []byte("result"), time.Minute); !ok || err != nil {
 				t.Fatalf("RecordCtx = %v, %v", ok, err)
 			}
-			if r := <-done; r.ok || r.err != nil || string(r.rec) != "result" {
-				t.Fatalf("a waiter woken by a record = %v, %q, %v; want the record", r.ok, r.rec, r.err)
+			for _, done := range dones {
+				if r := <-done; r.ok || r.err != nil || string(r.rec) != "result" {
+					t.Fatalf("a waiter woken by a record = %v, %q, %v; want the record", r.ok, r.rec, r.err)
+				}
 			}
 
 			key = fmt.Sprintf("zerolock-test:recordwait:%d:released:{slot%d}", i, i)
@@ -57,8 +63,8 @@ func TestAcquireOrReadWait(t *testing.T) {
 			if ok, _, err := holder.AcquireOrReadCtx(ctx); !ok || err != nil {
 				t.Fatalf("the holder's acquire = %v, %v", ok, err)
 			}
-			done = wait(waiter, 20*time.Second)
-			waitingOn(t, b.store(), key)
+			done := wait(waiter, 20*time.Second)
+			waitingOn(t, b.store(), key, 1)
 			if ok, err := holder.ReleaseCtx(ctx); !ok || err != nil {
 				t.Fatalf("ReleaseCtx = %v, %v", ok, err)
 			}
@@ -88,11 +94,12 @@ type waitResult struct {
 	err error
 }
 
-// waitingOn polls until a waiter on key has subscribed and flagged it.
-func waitingOn(t *testing.T, store redislock.Store, key string) {
+// waitingOn polls until n waiters on key have subscribed (each flags the
+// key in the try that follows its subscription).
+func waitingOn(t *testing.T, store redislock.Store, key string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for redislock.HubWaiters(store, key) == 0 {
+	for redislock.HubWaiters(store, key) < n {
 		if time.Now().After(deadline) {
 			t.Fatal("no waiter on the key")
 		}
@@ -118,7 +125,7 @@ func TestBackendWaitedLocksAnnounce(t *testing.T) {
 		ok, rec, err := waiter.AcquireOrReadWaitCtx(ctx, 20*time.Second)
 		done <- waitResult{ok, rec, err}
 	}()
-	waitingOn(t, client, "zerolock-test:waited")
+	waitingOn(t, client, "zerolock-test:waited", 1)
 	if ok, err := holder.RecordCtx(ctx, []byte("r"), time.Minute); !ok || err != nil {
 		t.Fatalf("RecordCtx = %v, %v", ok, err)
 	}

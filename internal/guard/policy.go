@@ -144,6 +144,10 @@ func resolveRenew(expire time.Duration, defaults, rule Settings) (renew bool, ma
 				ErrBadPolicy)
 		}
 	}
+	if defaults.DisableRenew && rule.MaxHold != 0 {
+		return false, 0, fmt.Errorf("%w: the rule's MaxHold bounds the renewal that the configuration's DisableRenew "+
+			"turns off: remove one of them", ErrBadPolicy)
+	}
 	if defaults.DisableRenew || rule.DisableRenew {
 		return false, 0, nil
 	}
