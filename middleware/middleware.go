@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"path"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/zeromicro/go-zero/core/search"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
-	"github.com/zeromicro/go-zero/rest/httpx"
 	"github.com/zeromicro/go-zero/rest/pathvar"
 
 	"github.com/zerolock/zerolock"
@@ -31,6 +28,9 @@ type LockMiddleware struct {
 	trees     map[string]*search.Tree // method -> route pattern -> *rule
 	unchecked sync.Once               // warnIfUnchecked, at the first request
 	checked   atomic.Bool             // CheckRoutes passed
+
+	refusals      atomic.Pointer[func(context.Context, *Error) (int, any)] // SetRefusalHandler's
+	refusalWarned atomic.Bool                                              // a bad refusal handler was logged
 }
 
 var metrics = guard.NewMetrics("http", "route")
@@ -192,10 +192,10 @@ func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseW
 	}
 	if rejection != nil {
 		m.guard.Count(ru.Label, guard.BadRequest)
-		respond(w, r, rejection)
+		m.respond(w, r, rejection)
 		return
 	}
-	m.guard.Serve(r.Context(), ru.Rule, key, fp, &exchange{ru: ru, rejectCode: m.conf.RejectCode, next: next, w: w, r: r})
+	m.guard.Serve(r.Context(), ru.Rule, key, fp, &exchange{m: m, ru: ru, next: next, w: w, r: r})
 }
 
 // windowFailed tells whether a handler that returned with status, its
@@ -217,20 +217,6 @@ func windowFailed(ended error, status int) bool {
 		return status >= http.StatusBadRequest
 	}
 	return false
-}
-
-// respond answers through httpx.ErrorCtx, so a handler set with
-// httpx.SetErrorHandlerCtx shapes the body; without one the answer is the
-// error's status with a JSON body.
-func respond(w http.ResponseWriter, r *http.Request, e *Error) {
-	if e.RetryAfter > 0 {
-		secs := int64(math.Ceil(e.RetryAfter.Seconds()))
-		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-	}
-	ctx := r.Context()
-	httpx.ErrorCtx(ctx, w, e, func(w http.ResponseWriter, _ error) {
-		httpx.WriteJsonCtx(ctx, w, e.Status, errorBody{Code: e.Code, Message: e.Message})
-	})
 }
 
 // withDefaults fills the zero fields of a LockConf built in code with the
@@ -261,9 +247,10 @@ func withDefaults(c LockConf) LockConf {
 }
 
 func validateConf(c LockConf) error {
+	if err := checkRejectCode(c.RejectCode); err != "" {
+		return fmt.Errorf("%w: %s", ErrBadConfig, err)
+	}
 	switch {
-	case c.RejectCode < 400 || c.RejectCode > 499:
-		return fmt.Errorf("%w: RejectCode %d must be a 4xx status", ErrBadConfig, c.RejectCode)
 	case c.MaxBodyBytes <= 0:
 		return fmt.Errorf("%w: MaxBodyBytes %d must be positive", ErrBadConfig, c.MaxBodyBytes)
 	case c.MaxResponseBytes <= 0:
