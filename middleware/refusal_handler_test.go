@@ -15,6 +15,7 @@ import (
 
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/resttest"
+	xhttp "github.com/zerolock/zerolock/internal/testing/zeromicrox/http"
 	"github.com/zerolock/zerolock/middleware"
 )
 
@@ -43,7 +44,7 @@ func TestRefusalHandlerGivesTheServiceConvention(t *testing.T) {
 	srv := redistest.Start(t)
 	m := mustMiddleware(t, resttest.OrdersConf(middleware.ModeInflight, 5*time.Second, "header:X-User-Id", "json:orderId"), newStore(srv))
 	m.SetRefusalHandler(func(ctx context.Context, e *middleware.Error) (int, any) {
-		return http.StatusOK, baseResponse[struct{}]{Code: businessCode(e), Msg: e.Message}
+		return http.StatusOK, xhttp.BaseResponse[struct{}]{Code: businessCode(e), Msg: e.Message}
 	})
 	g := resttest.NewGate()
 	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) },
@@ -57,13 +58,13 @@ func TestRefusalHandlerGivesTheServiceConvention(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, body string
-		want       baseResponse[struct{}]
+		want       xhttp.BaseResponse[struct{}]
 	}{
-		{"duplicate", `{"orderId":"H-1"}`, baseResponse[struct{}]{Code: 10409, Msg: "the same request is already being handled, retry later"}},
-		{"missing key", `{}`, baseResponse[struct{}]{Code: 10400, Msg: "missing required field json:orderId"}},
+		{"duplicate", `{"orderId":"H-1"}`, xhttp.BaseResponse[struct{}]{Code: 10409, Msg: "the same request is already being handled, retry later"}},
+		{"missing key", `{}`, xhttp.BaseResponse[struct{}]{Code: 10400, Msg: "missing required field json:orderId"}},
 	} {
 		r := send(tc.body)
-		var got baseResponse[struct{}]
+		var got xhttp.BaseResponse[struct{}]
 		if err := json.Unmarshal([]byte(r.Body), &got); err != nil || r.Status != http.StatusOK || got != tc.want {
 			t.Fatalf("%s: %d %s, want 200 %+v", tc.name, r.Status, r.Body, tc.want)
 		}
