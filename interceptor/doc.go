@@ -95,11 +95,12 @@
 // panics are not stored, so the retry runs again; every other answer is,
 // even when the client left before it came. A result over 4 MiB is not
 // stored and its retries are refused with RejectCode until Retain passes
-// (logged). A
-// stored result that this binary cannot read (another format, a response
-// type it does not link) is answered with codes.Internal and logged, never
-// replayed wrongly; the response types of a replayed method must be
-// linked, as generated code links them.
+// (logged). A stored result that this binary cannot read (another format,
+// a response type it does not link) is refused the same way, with a
+// RetryInfo, and logged, never replayed wrongly and never Internal (the
+// caller did nothing wrong, and the result may be a later build's during a
+// rolling deploy); the response types of a replayed method must be linked,
+// as generated code links them.
 //
 // Results live in Redis, so they survive a restart, on node, Sentinel and
 // Cluster stores; each costs Redis memory for Retain. Replay mode needs a
