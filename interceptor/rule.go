@@ -21,7 +21,9 @@ import (
 // request message does not have, Fence in replay or limit mode, a replay
 // backend that cannot store results, Retain or Fingerprint on a rule that
 // is not in replay mode, limit mode without Permits or on a backend that
-// makes no semaphores, Permits on a rule that is not in limit mode.
+// makes no semaphores, Permits on a rule that is not in limit mode, a
+// RejectCode that names no code, OK, or a code go-zero's breakers count as
+// a failure of the server.
 var ErrBadConfig = errors.New("interceptor: bad lock configuration")
 
 // The key sources of a gRPC call.

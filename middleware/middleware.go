@@ -38,10 +38,10 @@ var metrics = guard.NewMetrics("http", "route")
 // NewLockMiddleware validates c and returns a middleware that locks in
 // store. Every problem in c (an unknown key source, a malformed spec, a
 // path key that names no variable of the route, an unknown mode, a
-// non-4xx RejectCode, two rules for one route, a malformed Fingerprint
-// spec, Fence in replay or limit mode, limit mode without Permits or
-// Permits in another mode) is an error wrapping ErrBadConfig here, at
-// start-up, rather than a 500 later. Zero fields of a LockConf built in
+// non-4xx RejectCode on the conf or a rule, two rules for one route, a
+// malformed Fingerprint spec, Fence in replay or limit mode, limit mode
+// without Permits or Permits in another mode) is an error wrapping
+// ErrBadConfig here, at start-up, rather than a 500 later. Zero fields of a LockConf built in
 // code take the defaults its conf tags declare.
 //
 // It also checks the store: one whose server rejects the CLIENT SETINFO
@@ -120,8 +120,9 @@ func (m *LockMiddleware) compile(r LockRule) (*rule, error) {
 
 // ForRule returns a middleware for one route, built in code rather than
 // from c.Rules, for use with rest.WithMiddlewares. r's Method and Path must
-// be the route's; its Expire, Mode, Retain and MaxResponseBytes default to
-// m's configuration. The error wraps ErrBadConfig.
+// be the route's; its Expire, Mode, Retain, MaxResponseBytes, RejectCode
+// and Message default to m's configuration, and m's refusal handler (see
+// SetRefusalHandler) answers its refusals. The error wraps ErrBadConfig.
 func (m *LockMiddleware) ForRule(r LockRule) (rest.Middleware, error) {
 	ru, err := m.compile(r)
 	if err != nil {
