@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeromicro/go-zero/core/conf"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -36,16 +35,10 @@ func dtmBranch(gid, transType, branchID, op string) context.Context {
 // method, which no service linked here declares, replaced with method.
 func readmeDtmConf(t *testing.T, method string) interceptor.LockConf {
 	t.Helper()
-	blocks := readmetest.Fenced(t, "../README.md", "yaml", "metadata:dtm-gid")
-	if len(blocks) != 1 {
-		t.Fatalf("README.md has %d yaml blocks with metadata:dtm-gid, want the one of \"With dtm\"", len(blocks))
-	}
 	var c struct{ Lock interceptor.LockConf }
-	if err := conf.LoadFromYamlBytes([]byte(blocks[0].Script), &c); err != nil {
-		t.Fatalf("README.md:%d: %v", blocks[0].Line, err)
-	}
+	readmetest.LoadYAML(t, "../README.md", "metadata:dtm-gid", &c)
 	if len(c.Lock.Rules) != 1 {
-		t.Fatalf("README.md:%d: %d rules, want one", blocks[0].Line, len(c.Lock.Rules))
+		t.Fatalf("the README's rule for dtm over gRPC: %d rules, want one", len(c.Lock.Rules))
 	}
 	c.Lock.Rules[0].Method = method
 	return c.Lock

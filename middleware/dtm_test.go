@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/rest/httpx"
 
@@ -21,16 +20,10 @@ import (
 // readmeDtmConf loads the REST rule of the README's "With dtm".
 func readmeDtmConf(t *testing.T) middleware.LockConf {
 	t.Helper()
-	blocks := readmetest.Fenced(t, "../README.md", "yaml", "query:gid")
-	if len(blocks) != 1 {
-		t.Fatalf("README.md has %d yaml blocks with query:gid, want the one of \"With dtm\"", len(blocks))
-	}
 	var c struct{ Lock middleware.LockConf }
-	if err := conf.LoadFromYamlBytes([]byte(blocks[0].Script), &c); err != nil {
-		t.Fatalf("README.md:%d: %v", blocks[0].Line, err)
-	}
+	readmetest.LoadYAML(t, "../README.md", "query:gid", &c)
 	if len(c.Lock.Rules) != 1 {
-		t.Fatalf("README.md:%d: %d rules, want one", blocks[0].Line, len(c.Lock.Rules))
+		t.Fatalf("the README's rule for dtm over HTTP: %d rules, want one", len(c.Lock.Rules))
 	}
 	return c.Lock
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/zeromicro/go-zero/core/conf"
 )
 
 // A Block is a fenced code block of a README.
@@ -60,4 +62,19 @@ func Fenced(tb testing.TB, path, lang, substr string) []Block {
 		}
 	}
 	return blocks
+}
+
+// LoadYAML loads into v, with go-zero's conf package (defaults included),
+// the one ```yaml block of the README at path that contains substr, so
+// that a test runs the configuration the README shows. It fails the test
+// unless exactly one block contains substr and it loads.
+func LoadYAML(tb testing.TB, path, substr string, v any) {
+	tb.Helper()
+	blocks := Fenced(tb, path, "yaml", substr)
+	if len(blocks) != 1 {
+		tb.Fatalf("%s has %d yaml blocks with %q, want one", path, len(blocks), substr)
+	}
+	if err := conf.LoadFromYamlBytes([]byte(blocks[0].Script), v); err != nil {
+		tb.Fatalf("%s:%d: %v", path, blocks[0].Line, err)
+	}
 }
