@@ -15,6 +15,7 @@ import (
 // must be a line of one of them.
 var readmeGoSources = []string{
 	"middleware/example_readme_test.go",
+	"middleware/example_refusal_test.go",
 	"interceptor/example_readme_test.go",
 	"redislock/example_readme_test.go",
 	"example/api/internal/svc/servicecontext.go",

@@ -20,7 +20,8 @@ const (
 	// Retain, and answers a retry of a completed call with that result: the
 	// same response message, or the same status for an error the method
 	// returned, without running the method. A retry while the first call
-	// runs is Aborted, as in inflight mode.
+	// runs is refused with RejectCode (Aborted by default), as in inflight
+	// mode.
 	ModeReplay = guard.ModeReplay
 	// ModeLimit lets up to Permits calls of one key run at once (two
 	// concurrent exports per user, say) and refuses the next with
@@ -92,12 +93,15 @@ type LockConf struct {
 	// RejectCode is the gRPC code of a refused duplicate (inflight, window
 	// and replay modes), spelled as codes.Code.String() spells it
 	// (FailedPrecondition) or in UPPER_SNAKE (FAILED_PRECONDITION); the
-	// default is Aborted. dtm reads Aborted as a failure of the business
+	// default is Aborted. OK and the codes go-zero's zrpc breakers count as
+	// failures of the server (DeadlineExceeded, Internal, Unavailable,
+	// DataLoss, Unimplemented, ResourceExhausted) are refused at start-up. dtm reads Aborted as a failure of the business
 	// and rolls the global transaction back, FailedPrecondition as "still
 	// running" and retries later: see the README's "With dtm".
 	RejectCode string `json:",optional"`
 	// Message is the message of a refused duplicate's status, instead of
-	// the default English one; a rule's Message wins.
+	// the default English one (请勿重复提交, say), and of limit mode's
+	// refusal; a rule's Message wins.
 	Message string `json:",optional"`
 	// Wait, in replay mode, lets a duplicate that arrives while the first
 	// call runs wait up to Wait for its result, woken when it is stored,

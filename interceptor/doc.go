@@ -1,9 +1,9 @@
 // Package interceptor is a gRPC unary server interceptor for zrpc that runs
 // the same request once: a client retry, a gateway replay or two consumers
 // of one message that arrive while the first is being handled get
-// codes.Aborted with a google.rpc.RetryInfo detail, and never reach the
-// method. In replay mode a retry of a completed call gets the first call's
-// result (see Replay).
+// codes.Aborted (or the RejectCode configured) with a google.rpc.RetryInfo
+// detail, and never reach the method. In replay mode a retry of a
+// completed call gets the first call's result (see Replay).
 //
 // Rules name a full method and the request fields that identify a call:
 //
@@ -49,6 +49,20 @@
 // the opt-in Renew), a retry sent after Expire ran a slow method twice.
 // DisableRenew: true turns it off (a Redlock backend needs it).
 //
+// # Refusals
+//
+// RejectCode (on the conf or per rule) is the code of a refused duplicate
+// in inflight, window and replay modes: Aborted by default, FailedPrecondition
+// for a dtm branch (dtm reads Aborted as a failure of the business and rolls
+// the global transaction back, FailedPrecondition as "still running" and
+// retries later; see the README's "With dtm"). It is written as
+// codes.Code.String() spells it or in UPPER_SNAKE. OK and the codes
+// go-zero counts as failures of the server (see Limit) are refused at
+// start-up, since a refusal must never open the caller's breaker. Every
+// refusal a retry may get past carries a RetryInfo. Message (on the conf
+// or per rule, 请勿重复提交 say) is the status message of a refused
+// duplicate and of limit mode's refusal.
+//
 // # Methods
 //
 // A rule's Method must be /package.Service/Method as the service's .proto
@@ -91,7 +105,7 @@
 // The first call runs, and its result is stored in place of its lock
 // before the answer goes out: the response message, or the code, message
 // and details of the error the method returned. A retry while it runs is
-// Aborted, as in inflight mode. A retry after it, for Retain, gets the same
+// refused with RejectCode (Aborted by default), as in inflight mode. A retry after it, for Retain, gets the same
 // message or the same status, with header metadata idempotent-replayed:
 // true (ReplayedHeader), and the method does not run. A call with the same
 // key but another request is refused with codes.InvalidArgument, and the
@@ -102,11 +116,13 @@
 // Internal, Unknown, Unavailable, DeadlineExceeded and Canceled answers and
 // panics are not stored, so the retry runs again; every other answer is,
 // even when the client left before it came. A result over 4 MiB is not
-// stored and its retries are Aborted until Retain passes (logged). A
-// stored result that this binary cannot read (another format, a response
-// type it does not link) is answered with codes.Internal and logged, never
-// replayed wrongly; the response types of a replayed method must be
-// linked, as generated code links them.
+// stored and its retries are refused with RejectCode until Retain passes
+// (logged). A stored result that this binary cannot read (another format,
+// a response type it does not link) is refused the same way, with a
+// RetryInfo, and logged, never replayed wrongly and never Internal (the
+// caller did nothing wrong, and the result may be a later build's during a
+// rolling deploy); the response types of a replayed method must be linked,
+// as generated code links them.
 //
 // Results live in Redis, so they survive a restart, on node, Sentinel and
 // Cluster stores; each costs Redis memory for Retain. Replay mode needs a

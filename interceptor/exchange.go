@@ -56,23 +56,27 @@ func (x *exchange) Answer(error) guard.Answer {
 // Deliver does nothing: the interceptor returns the answer.
 func (x *exchange) Deliver() {}
 
-// Refuse answers with the refusal's status: Aborted with a RetryInfo for
-// what a retry may get past (never a code zrpc's breakers count),
-// Unavailable when the store failed, InvalidArgument for a reused key.
+// Refuse answers with the refusal's status: the rule's RejectCode
+// (Aborted by default) with a RetryInfo for what a retry may get past
+// (never a code zrpc's breakers count), Aborted with a RetryInfo and a
+// QuotaFailure over the limit, Unavailable when the store failed,
+// InvalidArgument for a reused key. The rule's Message is the message of a
+// duplicate's refusal and of limit mode's.
 func (x *exchange) Refuse(rf guard.Refusal) {
+	ru := x.ru
 	switch rf.Reason {
 	case guard.Unavailable:
 		x.err = status.Error(codes.Unavailable, "zerolock: the call cannot be checked for duplicates right now, try again")
 	case guard.Duplicate:
-		x.err = refusal("zerolock: the same call is already being handled, retry later", rf.RetryAfter)
+		x.err = refusal(ru.rejectCode, ru.messageOr("zerolock: the same call is already being handled, retry later"), rf.RetryAfter)
 	case guard.OverLimit:
-		x.err = overLimit(x.ru, rf.RetryAfter)
+		x.err = overLimit(ru, rf.RetryAfter)
 	case guard.KeyReused:
 		x.err = errReused
 	case guard.NotKept:
-		x.err = refusal(msgNotKept, rf.RetryAfter)
+		x.err = refusal(ru.rejectCode, ru.messageOr(msgNotKept), rf.RetryAfter)
 	default: // guard.Unreadable
-		x.err = refusal(msgUnreadable, rf.RetryAfter)
+		x.err = refusal(ru.rejectCode, msgUnreadable, rf.RetryAfter)
 	}
 }
 

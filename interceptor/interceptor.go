@@ -62,6 +62,9 @@ func MustUnaryServerInterceptor(c LockConf, store *redis.Redis) grpc.UnaryServer
 // zerolock.ErrMisconfigured.
 func UnaryServerInterceptorWithBackend(c LockConf, backend zerolock.Backend) (grpc.UnaryServerInterceptor, error) {
 	c = withDefaults(c)
+	if _, err := parseRejectCode(c.RejectCode); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
 	g := &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Fence: c.Fence, Metrics: metrics,
 		RecordKind: recordKind, MaxRecord: maxResultBytes, CallerKeys: callerKeys}
 	rules := make(map[string]*rule, len(c.Rules))
@@ -131,11 +134,11 @@ func failed(err error) bool {
 	return false
 }
 
-// refusal is codes.Aborted with msg and a RetryInfo of after. Aborted, not
-// ResourceExhausted or Unavailable: zrpc's client breaker counts those as
-// failures of the server.
-func refusal(msg string, after time.Duration) error {
-	st := status.New(codes.Aborted, msg)
+// refusal is a refused call: code (the rule's RejectCode, Aborted by
+// default) with msg and a RetryInfo of after. Never a code zrpc's breakers
+// count as a failure of the server: parseRejectCode refuses them.
+func refusal(code codes.Code, msg string, after time.Duration) error {
+	st := status.New(code, msg)
 	withInfo, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(after)})
 	if err != nil {
 		return st.Err()

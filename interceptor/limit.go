@@ -15,10 +15,11 @@ import (
 // limit mode.
 const QuotaMetric = "zerolock/concurrent_calls"
 
-// overLimit refuses a call over its rule's Permits with codes.Aborted,
-// a RetryInfo (the time until the next permit frees by expiry at the
-// latest) and a QuotaFailure naming the method, the rule's key specs (never
-// their values) and Permits.
+// overLimit refuses a call over its rule's Permits with codes.Aborted
+// (whatever the rule's RejectCode, which is a duplicate's), the rule's
+// Message if it has one, a RetryInfo (the time until the next permit frees
+// by expiry at the latest) and a QuotaFailure naming the method, the
+// rule's key specs (never their values) and Permits.
 //
 // Not ResourceExhausted, which would fit a quota: go-zero counts it, like
 // Unavailable, Internal, DeadlineExceeded, DataLoss and Unimplemented, as
@@ -30,8 +31,8 @@ const QuotaMetric = "zerolock/concurrent_calls"
 // refusal answers too, and go-zero accepts it; the QuotaFailure tells the
 // two refusals apart.
 func overLimit(ru *rule, retryAfter time.Duration) error {
-	st := status.New(codes.Aborted, fmt.Sprintf("zerolock: too many calls at once: at most %d may run together, retry later",
-		ru.Policy.Permits))
+	st := status.New(codes.Aborted, ru.messageOr(fmt.Sprintf("zerolock: too many calls at once: at most %d may run together, retry later",
+		ru.Policy.Permits)))
 	withInfo, err := st.WithDetails(
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(retryAfter)},
 		&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{

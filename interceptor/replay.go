@@ -20,8 +20,9 @@ const ReplayedHeader = "idempotent-replayed"
 var errReused = status.Error(codes.InvalidArgument,
 	"zerolock: the idempotency key was reused with a different request")
 
-// The refusals of a retry whose stored result cannot be replayed: Aborted
-// with RetryInfo, as for a duplicate, never a code zrpc's breakers count.
+// The refusals of a retry whose stored result cannot be replayed: the
+// rule's RejectCode (Aborted by default) with RetryInfo, as for a
+// duplicate, never a code zrpc's breakers count.
 const (
 	msgUnreadable = "zerolock: the first call's result cannot be replayed, so its retries are refused until it expires"
 	msgNotKept    = "zerolock: the first call's result was too large to keep, so its retries are refused until it expires"

@@ -100,8 +100,9 @@ func TestReplayRefusedAtStartUp(t *testing.T) {
 }
 
 // TestReplayUnreadableRecord plants values that are not this
-// interceptor's records in a call's key: each is answered Internal, the
-// method does not run and the value is left alone.
+// interceptor's records in a call's key: each is answered Aborted (the
+// default RejectCode) with a RetryInfo, not Internal, the method does not
+// run and the value is left alone.
 func TestReplayUnreadableRecord(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zeromicro/go-zero/core/logx"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/zerolock/zerolock/internal/guard"
@@ -21,7 +22,9 @@ import (
 // backend that cannot store results, Retain or Fingerprint on a rule that
 // is not in replay mode, limit mode without Permits or on a backend that
 // makes no semaphores, Permits on a rule that is not in limit mode, a
-// replay rule none of whose keys names the caller (see LockConf.SharedKeys).
+// replay rule none of whose keys names the caller (see LockConf.SharedKeys),
+// a RejectCode that names no code, OK, or a code go-zero's breakers count
+// as a failure of the server.
 var ErrBadConfig = errors.New("interceptor: bad lock configuration")
 
 // The key sources of a gRPC call.
@@ -46,6 +49,11 @@ type rule struct {
 	method    string
 	specs     []keyspec.Spec
 	hasFields bool
+
+	// rejectCode is the code of a refused duplicate, and message, when
+	// set, its message and limit mode's: the rule's, else the conf's.
+	rejectCode codes.Code
+	message    string
 
 	// In replay mode: the Fingerprint specs (none for the whole request
 	// message), and the response type when the method is linked, so that
@@ -101,7 +109,18 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	ru := &rule{Rule: lock, method: r.Method, specs: specs, hasFields: hasFields}
+	ru := &rule{Rule: lock, method: r.Method, specs: specs, hasFields: hasFields, message: c.Message}
+	if ru.rejectCode, err = parseRejectCode(c.RejectCode); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
+	if r.RejectCode != "" {
+		if ru.rejectCode, err = parseRejectCode(r.RejectCode); err != nil {
+			return nil, bad("%v", err)
+		}
+	}
+	if r.Message != "" {
+		ru.message = r.Message
+	}
 	if err := ru.compileReplay(r); err != nil {
 		return nil, bad("%v", err)
 	}
@@ -122,6 +141,14 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 		warnShared(r.Method)
 	}
 	return ru, nil
+}
+
+// messageOr is the rule's Message, or def when it has none.
+func (ru *rule) messageOr(def string) string {
+	if ru.message != "" {
+		return ru.message
+	}
+	return def
 }
 
 // parseSpecs parses a rule's Keys or Fingerprint.

@@ -114,7 +114,8 @@ type LockConf struct {
 	// "With dtm").
 	RejectCode int `json:",default=409"`
 	// Message is the message of a refused duplicate's answer, instead of
-	// the default English one (请勿重复提交, say); a rule's Message wins.
+	// the default English one (请勿重复提交, say), and of limit mode's 429;
+	// a rule's Message wins. The 400s that name a missing key keep theirs.
 	Message string `json:",optional"`
 	// Wait, in replay mode, lets a duplicate that arrives while the first
 	// request runs wait up to Wait for its result, woken when it is stored,
@@ -175,7 +176,8 @@ type LockRule struct {
 	// query, and the body: canonical JSON for application/json, the sorted
 	// fields for forms, the bytes otherwise.
 	Fingerprint []string `json:",optional"`
-	// RejectCode overrides LockConf.RejectCode for this route.
+	// RejectCode overrides LockConf.RejectCode for this route; it must be
+	// a 4xx.
 	RejectCode int `json:",optional"`
 	// Message overrides LockConf.Message for this route.
 	Message string `json:",optional"`

@@ -96,6 +96,31 @@
 // request that the router served from another route (a static
 // /orders/batch beside a rule for /orders/:id).
 //
+// # Answers, error handlers and conventions
+//
+// Every answer the middleware gives instead of running the handler (a
+// refused duplicate, the 400s of a key it cannot read, 413, 422, 429, the
+// 503 of a store that is down) is a *Error, written directly as its status
+// and the JSON body {"code": ..., "message": ...}. It does not go through
+// the error handler of httpx.SetErrorHandler or SetErrorHandlerCtx: the
+// one go-zero's docs show answers every error it does not know with an
+// empty 500, and go-zero's breaker, which counts every 5xx of a route,
+// would then drop other users' requests to it with 503. A service with a
+// convention of its own (HTTP 200 and {code, msg}, as go-zero's x/http
+// answers, with numeric business codes) sets one refusal handler:
+//
+//	lock.SetRefusalHandler(func(ctx context.Context, e *middleware.Error) (int, any) {
+//		return http.StatusOK, Response{Code: codeOf(e), Msg: e.Message}
+//	})
+//
+// It cannot make a refusal a 5xx: such a status is replaced with the
+// refusal's own (see SetRefusalHandler).
+//
+// RejectCode (409 by default, a 4xx; on the conf or per rule) is the
+// status of a refused duplicate, and Message (on the conf or per rule,
+// 请勿重复提交 say) its message, and that of limit mode's 429; the 400s
+// that name a missing key keep theirs.
+//
 // # Modes
 //
 // Mode (per LockConf, or per rule) says what a duplicate gets:

@@ -40,11 +40,12 @@ var (
 	ErrStoredResultUnreadable = errors.New("middleware: the stored result cannot be read")
 )
 
-// Error is the error a refused request is answered with, through
-// httpx.ErrorCtx: a handler set with httpx.SetErrorHandlerCtx receives it
-// and may shape the answer; without one, the answer is Status with the JSON
-// body {"code": Code, "message": Message}. errors.Is(err, ErrX) tells the
-// reason.
+// Error is what the middleware answers a request with instead of running
+// its handler: by default Status with the JSON body {"code": Code,
+// "message": Message}, written directly and never through the error
+// handler of httpx.SetErrorHandler, which could turn it into a 5xx. A
+// handler set with LockMiddleware.SetRefusalHandler receives it and shapes
+// the answer. errors.Is(err, ErrX) tells the reason.
 type Error struct {
 	// Status is the HTTP status of the answer.
 	Status int
@@ -74,7 +75,7 @@ func (e *Error) Unwrap() error {
 	return e.reason
 }
 
-// errorBody is the JSON answer when no error handler is set.
+// errorBody is the JSON body of an answer without a refusal handler.
 type errorBody struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`

@@ -10,11 +10,11 @@ import (
 // exchange is one HTTP request as the shared flow (guard.Serve) drives it:
 // it runs the handler and answers in HTTP's statuses and JSON bodies.
 type exchange struct {
-	ru         *rule
-	rejectCode int
-	next       http.HandlerFunc
-	w          http.ResponseWriter
-	r          *http.Request
+	m    *LockMiddleware
+	ru   *rule
+	next http.HandlerFunc
+	w    http.ResponseWriter
+	r    *http.Request
 
 	status *statusRecorder // window mode: the status, to free a failed window
 	held   *captureWriter  // replay mode: the response, stored before it is sent
@@ -76,8 +76,10 @@ func (x *exchange) Deliver() {
 	}
 }
 
-// Refuse answers with the refusal's status and JSON body, and Retry-After
-// where a retry may succeed later.
+// Refuse answers with the refusal's status and JSON body, or the refusal
+// handler's answer, and Retry-After where a retry may succeed later. The
+// rule's Message is the message of a duplicate's refusal and of limit
+// mode's.
 func (x *exchange) Refuse(rf guard.Refusal) {
 	var e *Error
 	switch rf.Reason {
@@ -85,24 +87,24 @@ func (x *exchange) Refuse(rf guard.Refusal) {
 		e = newError(http.StatusServiceUnavailable, "lock_unavailable", ErrLockUnavailable,
 			"the request cannot be checked for duplicates right now, try again")
 	case guard.Duplicate:
-		e = newError(x.rejectCode, "duplicate_request", ErrDuplicateRequest,
-			"the same request is already being handled, retry later")
+		e = newError(x.ru.rejectCode, "duplicate_request", ErrDuplicateRequest,
+			x.ru.messageOr("the same request is already being handled, retry later"))
 	case guard.OverLimit:
 		e = limitExceeded(x.ru)
 	case guard.KeyReused:
 		e = newError(http.StatusUnprocessableEntity, "idempotency_key_reused", ErrKeyReused,
 			"the idempotency key was already used for a different request")
 	case guard.NotKept:
-		e = newError(x.rejectCode, "duplicate_request", ErrDuplicateRequest,
-			"the first response to this request could not be kept for retries; retry later")
+		e = newError(x.ru.rejectCode, "duplicate_request", ErrDuplicateRequest,
+			x.ru.messageOr("the first response to this request could not be kept for retries; retry later"))
 	default: // guard.Unreadable
 		// Not a 5xx: the client did nothing wrong, and the record may be a
 		// later build's, during a rolling deploy.
-		e = newError(x.rejectCode, "stored_result_unreadable", ErrStoredResultUnreadable,
+		e = newError(x.ru.rejectCode, "stored_result_unreadable", ErrStoredResultUnreadable,
 			"the first response to this request cannot be replayed; retry later")
 	}
 	e.RetryAfter = rf.RetryAfter
-	respond(x.w, x.r, e)
+	x.m.respond(x.w, x.r, e)
 }
 
 // Replay writes a stored response, or returns why it cannot be read.

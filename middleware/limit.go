@@ -10,10 +10,11 @@ import (
 // already runs its rule's Permits requests.
 var ErrLimitExceeded = errors.New("middleware: too many concurrent requests")
 
-// limitExceeded is the 429 of a request over its rule's Permits; its
-// Retry-After is the time until the next permit frees by expiry at the
-// latest (one that frees on release comes sooner).
+// limitExceeded is the 429 of a request over its rule's Permits, with the
+// rule's Message if it has one; its Retry-After is the time until the next
+// permit frees by expiry at the latest (one that frees on release comes
+// sooner).
 func limitExceeded(ru *rule) *Error {
 	return newError(http.StatusTooManyRequests, "limit_exceeded", ErrLimitExceeded,
-		fmt.Sprintf("too many requests at once: at most %d may run together, retry later", ru.Policy.Permits))
+		ru.messageOr(fmt.Sprintf("too many requests at once: at most %d may run together, retry later", ru.Policy.Permits)))
 }

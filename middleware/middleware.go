@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"path"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/zeromicro/go-zero/core/search"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
-	"github.com/zeromicro/go-zero/rest/httpx"
 	"github.com/zeromicro/go-zero/rest/pathvar"
 
 	"github.com/zerolock/zerolock"
@@ -31,6 +28,9 @@ type LockMiddleware struct {
 	trees     map[string]*search.Tree // method -> route pattern -> *rule
 	unchecked sync.Once               // warnIfUnchecked, at the first request
 	checked   atomic.Bool             // CheckRoutes passed
+
+	refusals      atomic.Pointer[func(context.Context, *Error) (int, any)] // SetRefusalHandler's
+	refusalWarned atomic.Bool                                              // a bad refusal handler was logged
 }
 
 var metrics = guard.NewMetrics("http", "route")
@@ -38,10 +38,10 @@ var metrics = guard.NewMetrics("http", "route")
 // NewLockMiddleware validates c and returns a middleware that locks in
 // store. Every problem in c (an unknown key source, a malformed spec, a
 // path key that names no variable of the route, an unknown mode, a
-// non-4xx RejectCode, two rules for one route, a malformed Fingerprint
-// spec, Fence in replay or limit mode, limit mode without Permits or
-// Permits in another mode) is an error wrapping ErrBadConfig here, at
-// start-up, rather than a 500 later. Zero fields of a LockConf built in
+// non-4xx RejectCode on the conf or a rule, two rules for one route, a
+// malformed Fingerprint spec, Fence in replay or limit mode, limit mode
+// without Permits or Permits in another mode) is an error wrapping
+// ErrBadConfig here, at start-up, rather than a 500 later. Zero fields of a LockConf built in
 // code take the defaults its conf tags declare.
 //
 // It also checks the store: one whose server rejects the CLIENT SETINFO
@@ -122,8 +122,9 @@ func (m *LockMiddleware) compile(r LockRule) (*rule, error) {
 
 // ForRule returns a middleware for one route, built in code rather than
 // from c.Rules, for use with rest.WithMiddlewares. r's Method and Path must
-// be the route's; its Expire, Mode, Retain and MaxResponseBytes default to
-// m's configuration. The error wraps ErrBadConfig.
+// be the route's; its Expire, Mode, Retain, MaxResponseBytes, RejectCode
+// and Message default to m's configuration, and m's refusal handler (see
+// SetRefusalHandler) answers its refusals. The error wraps ErrBadConfig.
 func (m *LockMiddleware) ForRule(r LockRule) (rest.Middleware, error) {
 	ru, err := m.compile(r)
 	if err != nil {
@@ -194,10 +195,10 @@ func (m *LockMiddleware) serve(ru *rule, next http.HandlerFunc, w http.ResponseW
 	}
 	if rejection != nil {
 		m.guard.Count(ru.Label, guard.BadRequest)
-		respond(w, r, rejection)
+		m.respond(w, r, rejection)
 		return
 	}
-	m.guard.Serve(r.Context(), ru.Rule, key, fp, &exchange{ru: ru, rejectCode: m.conf.RejectCode, next: next, w: w, r: r})
+	m.guard.Serve(r.Context(), ru.Rule, key, fp, &exchange{m: m, ru: ru, next: next, w: w, r: r})
 }
 
 // windowFailed tells whether a handler that returned with status, its
@@ -219,20 +220,6 @@ func windowFailed(ended error, status int) bool {
 		return status >= http.StatusBadRequest
 	}
 	return false
-}
-
-// respond answers through httpx.ErrorCtx, so a handler set with
-// httpx.SetErrorHandlerCtx shapes the body; without one the answer is the
-// error's status with a JSON body.
-func respond(w http.ResponseWriter, r *http.Request, e *Error) {
-	if e.RetryAfter > 0 {
-		secs := int64(math.Ceil(e.RetryAfter.Seconds()))
-		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-	}
-	ctx := r.Context()
-	httpx.ErrorCtx(ctx, w, e, func(w http.ResponseWriter, _ error) {
-		httpx.WriteJsonCtx(ctx, w, e.Status, errorBody{Code: e.Code, Message: e.Message})
-	})
 }
 
 // withDefaults fills the zero fields of a LockConf built in code with the
@@ -263,9 +250,10 @@ func withDefaults(c LockConf) LockConf {
 }
 
 func validateConf(c LockConf) error {
+	if err := checkRejectCode(c.RejectCode); err != "" {
+		return fmt.Errorf("%w: %s", ErrBadConfig, err)
+	}
 	switch {
-	case c.RejectCode < 400 || c.RejectCode > 499:
-		return fmt.Errorf("%w: RejectCode %d must be a 4xx status", ErrBadConfig, c.RejectCode)
 	case c.MaxBodyBytes <= 0:
 		return fmt.Errorf("%w: MaxBodyBytes %d must be positive", ErrBadConfig, c.MaxBodyBytes)
 	case c.MaxResponseBytes <= 0:

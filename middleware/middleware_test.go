@@ -342,28 +342,6 @@ func TestRedisDown(t *testing.T) {
 	}
 }
 
-func TestUserErrorHandlerShapesRefusals(t *testing.T) {
-	srv := redistest.Start(t)
-	m := mustMiddleware(t, middleware.LockConf{Rules: []middleware.LockRule{{
-		Method: http.MethodPost, Path: "/x", Keys: []string{"header:X-Id"},
-	}}}, newStore(srv))
-	httpx.SetErrorHandlerCtx(func(ctx context.Context, err error) (int, any) {
-		var e *middleware.Error
-		if errors.As(err, &e) {
-			return e.StatusCode(), map[string]any{"errcode": 4001, "errmsg": e.Code, "missing": errors.Is(err, middleware.ErrMissingField)}
-		}
-		return http.StatusBadRequest, map[string]any{"errmsg": err.Error()}
-	})
-	t.Cleanup(func() { httpx.SetErrorHandlerCtx(nil) })
-	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
-		{Method: http.MethodPost, Path: "/x", Handler: func(w http.ResponseWriter, r *http.Request) {}},
-	})
-	r := resttest.Do(t, http.MethodPost, base+"/x", "")
-	if r.Status != http.StatusBadRequest || !strings.Contains(r.Body, `"errcode":4001`) || !strings.Contains(r.Body, `"missing":true`) {
-		t.Fatalf("custom handler not used: %d %s", r.Status, r.Body)
-	}
-}
-
 func TestForRule(t *testing.T) {
 	srv := redistest.Start(t)
 	m := mustMiddleware(t, middleware.LockConf{Mode: middleware.ModeWindow, Expire: time.Minute}, newStore(srv))

@@ -74,6 +74,11 @@ type rule struct {
 	perClient bool
 	proxyHops int // LockConf.TrustedProxyHops, for the ip key
 
+	// rejectCode is the status of a refused duplicate, and message, when
+	// set, its message and limit mode's: the rule's, else the conf's.
+	rejectCode int
+	message    string
+
 	// Replay mode: the fingerprint's specs (nil: the whole request, see
 	// fingerprint.go) and the largest response body kept.
 	fingerprint []keyspec.Spec
@@ -115,7 +120,17 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	ru := &rule{Rule: lock, method: r.Method, path: r.Path, specs: specs, proxyHops: c.TrustedProxyHops}
+	ru := &rule{Rule: lock, method: r.Method, path: r.Path, specs: specs, proxyHops: c.TrustedProxyHops,
+		rejectCode: c.RejectCode, message: c.Message}
+	if r.RejectCode != 0 {
+		if err := checkRejectCode(r.RejectCode); err != "" {
+			return nil, bad("%s", err)
+		}
+		ru.rejectCode = r.RejectCode
+	}
+	if r.Message != "" {
+		ru.message = r.Message
+	}
 	vars := pathVars(r.Path)
 	for _, s := range specs {
 		if err := ru.use(s, vars); err != "" {
@@ -127,6 +142,25 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 		return nil, bad("%s", err)
 	}
 	return ru, nil
+}
+
+// checkRejectCode returns what is wrong with a RejectCode, or "": it must
+// be a 4xx, so that a duplicate is never counted as a failure of the
+// server (go-zero's breaker counts every 5xx).
+func checkRejectCode(code int) string {
+	if code < 400 || code > 499 {
+		return fmt.Sprintf("RejectCode %d must be a 4xx status, such as 409 (the default) or 425 for dtm, "+
+			"since go-zero's breaker counts a 5xx as a failure of the route", code)
+	}
+	return ""
+}
+
+// messageOr is the rule's Message, or def when it has none.
+func (ru *rule) messageOr(def string) string {
+	if ru.message != "" {
+		return ru.message
+	}
+	return def
 }
 
 // use checks that spec can be read on the rule's route and notes which

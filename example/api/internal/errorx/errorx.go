@@ -1,6 +1,6 @@
 // Package errorx gives the demo's errors an HTTP status and a JSON body of
 // one shape, {"code": ..., "message": ...}: the shape zerolock's middleware
-// answers its rejections with in a service that sets no error handler, so
+// answers its refusals with (itself, without asking the error handler), so
 // a client reads the demo's own errors and the middleware's alike.
 //
 //	return nil, errorx.New(http.StatusConflict, "item_busy", "item %s is busy", sku)
@@ -16,8 +16,6 @@ import (
 	"strings"
 
 	"github.com/zeromicro/go-zero/core/logx"
-
-	"github.com/zerolock/zerolock/middleware"
 )
 
 // statusClientClosedRequest is the status go-zero's timeout handler
@@ -83,23 +81,19 @@ type statusCoder interface {
 	StatusCode() int
 }
 
-// Handler is the service's httpx error handler. A *middleware.Error keeps
-// its status and code, so the middleware's rejections read exactly as in a
-// service without an error handler; a *CodeError keeps its own; a request
-// that outlived its route's timeout gets go-zero's 503 (499 when the client
-// left) with the code "timeout" ("canceled"); any other error that has a
-// StatusCode method keeps that status, with the status text as code
-// ("not_found"); anything else, request parsing mostly, is a 400 with the
-// code "bad_request".
+// Handler is the service's httpx error handler (the lock middleware's
+// refusals do not go through it). A *CodeError keeps its status and code;
+// a request that outlived its route's timeout gets go-zero's 503 (499 when
+// the client left) with the code "timeout" ("canceled"); any other error
+// that has a StatusCode method keeps that status, with the status text as
+// code ("not_found"); anything else, request parsing mostly, is a 400 with
+// the code "bad_request".
 func Handler(ctx context.Context, err error) (int, any) {
 	var (
-		mwErr   *middleware.Error
 		codeErr *CodeError
 		sc      statusCoder
 	)
 	switch {
-	case errors.As(err, &mwErr):
-		return mwErr.Status, Body{Code: mwErr.Code, Message: mwErr.Message}
 	case errors.As(err, &codeErr):
 		if codeErr.cause != nil {
 			logx.WithContext(ctx).Errorf("%s: %v", codeErr.Code, codeErr.cause)

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/zeromicro/go-zero/core/logx"
-
-	"github.com/zerolock/zerolock/middleware"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +23,7 @@ func (notFound) Error() string   { return "no such thing" }
 func (notFound) StatusCode() int { return http.StatusNotFound }
 
 // TestHandler: every error is answered {"code", "message"}, with the
-// middleware's code and status kept, the demo's own codes, go-zero's
+// demo's own codes (wrapped too), go-zero's
 // statuses for a request that timed out or whose client left, and 400
 // "bad_request" for what is left (request parsing).
 func TestHandler(t *testing.T) {
@@ -36,10 +34,8 @@ func TestHandler(t *testing.T) {
 		status int
 		body   Body
 	}{
-		{"middleware", &middleware.Error{Status: http.StatusConflict, Code: "duplicate_request", Message: "dup"},
-			http.StatusConflict, Body{"duplicate_request", "dup"}},
-		{"wrapped middleware", fmt.Errorf("outer: %w", &middleware.Error{Status: 413, Code: "body_too_large", Message: "big"}),
-			http.StatusRequestEntityTooLarge, Body{"body_too_large", "big"}},
+		{"wrapped", fmt.Errorf("outer: %w", New(http.StatusConflict, "item_busy", "busy")),
+			http.StatusConflict, Body{"item_busy", "busy"}},
 		{"demo", New(http.StatusConflict, "item_busy", "item %s is busy", "sku-1"),
 			http.StatusConflict, Body{"item_busy", "item sku-1 is busy"}},
 		{"internal", Internal(storeDown),
