@@ -84,11 +84,16 @@ func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) e
 		return err
 	}
 	defer hb.stop()
-	gb, err := startGRPC(cl)
+	gb, err := startGRPC(cl, false)
 	if err != nil {
 		return err
 	}
 	defer gb.stop()
+	gbNoRenew, err := startGRPC(cl, true)
+	if err != nil {
+		return err
+	}
+	defer gbNoRenew.stop()
 
 	// As go-zero's DevServer does in a service (its default), so every
 	// zerolock contender records its lock metrics, and the observability
@@ -114,12 +119,14 @@ func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) e
 		}{
 			{httpScenario, "handler doing the floor", func(d time.Duration) sample { return hb.run("/floor/orders", r, d) }},
 			{httpScenario, "zerolock middleware", func(d time.Duration) sample { return hb.run("/locked/orders", r, d) }},
+			{httpScenario, "middleware, DisableRenew", func(d time.Duration) sample { return hb.run("/norenew/orders", r, d) }},
 			// Its own order ids: the HTTP scenario's floor run of this round
 			// may have left a cut-off request's key held.
 			{replayScenario, "handler doing the floor", func(d time.Duration) sample { return hb.run("/floor/orders", 1000+r, d) }},
 			{replayScenario, "zerolock replay", func(d time.Duration) sample { return hb.replay(r, d) }},
 			{grpcScenario, "handler doing the floor", func(d time.Duration) sample { return gb.run(false, r, d) }},
 			{grpcScenario, "zerolock interceptor", func(d time.Duration) sample { return gb.run(true, r, d) }},
+			{grpcScenario, "interceptor, DisableRenew", func(d time.Duration) sample { return gbNoRenew.run(true, r, d) }},
 		}
 		// Warm-ups use their own order ids: a request cut off at their end
 		// may leave its key held.

@@ -249,6 +249,9 @@ func (r *report) write(dir string) error {
 		"wrapper of scripts/sid-servers.sh): a release WithoutWakeups there is one DELIFEQ, a native\n"+
 		"compare-and-delete, against the same lock whose client logs in as an ACL user without DELIFEQ\n"+
 		"and so releases with the script, on the same server in the same run.\n"+
+		"The REST and gRPC server scenarios also run the same rule with DisableRenew: true, renewal off as\n"+
+		"it was by default before issue 26, so the two rows give the cost of renewing every hold by default\n"+
+		"(a timer per request, stopped when the handler returns within a third of Expire).\n"+
 		"Allocations per cycle are in\n"+
 		"`go test -run '^$' -bench 'AcquireRelease|Primitive' -benchmem ./redislock`, and with observability\n"+
 		"on against off in `cd bench && go test -run '^$' -bench Observability -benchmem`.\n\n", time.Now().UTC().Format("2006-01-02"), r.rounds, r.runTime)

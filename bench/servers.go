@@ -68,17 +68,27 @@ func startHTTP(cl clients) (*httpBench, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The same rule with renewal off, as it was by default before issue 26:
+	// the cost of renewing by default, measured in the same run.
+	noRenew, err := middleware.NewLockMiddlewareWithBackend(middleware.LockConf{DisableRenew: true, Rules: []middleware.LockRule{{
+		Method: http.MethodPost, Path: "/norenew/orders", Keys: []string{"header:X-User", "json:orderId"},
+	}}}, redislock.NewBackend(cl.redis, redislock.WithoutWakeups()))
+	if err != nil {
+		return nil, err
+	}
 	replay, err := middleware.NewLockMiddlewareWithBackend(middleware.LockConf{Rules: []middleware.LockRule{{
-		Method: http.MethodPost, Path: "/replay/payments", Keys: []string{"header:X-User", "header:Idempotency-Key"},
+		Method: http.MethodPost, Path: "/replay/payments", Keys: []string{"header:Authorization", "header:Idempotency-Key"},
 		Mode: "replay", Retain: time.Hour,
 	}}}, redislock.NewBackend(cl.redis, redislock.WithoutWakeups()))
 	if err != nil {
 		return nil, err
 	}
 	server.Use(lock.Handle)
+	server.Use(noRenew.Handle)
 	server.Use(replay.Handle)
 	server.AddRoutes([]rest.Route{
 		{Method: http.MethodPost, Path: "/locked/orders", Handler: func(w http.ResponseWriter, r *http.Request) {}},
+		{Method: http.MethodPost, Path: "/norenew/orders", Handler: func(w http.ResponseWriter, r *http.Request) {}},
 		{Method: http.MethodPost, Path: "/replay/payments", Handler: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"paymentId":"pay-1","amount":500,"currency":"EUR","status":"succeeded"}`))
@@ -170,7 +180,7 @@ func (b *httpBench) prime(round int) error {
 func (b *httpBench) pay(ctx context.Context, key string) (status int, replayed bool, err error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/replay/payments", strings.NewReader(`{"amount":500}`))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-User", "bench")
+	req.Header.Set("Authorization", "Bearer bench") // the caller, which a replay rule's keys must name
 	req.Header.Set("Idempotency-Key", key)
 	resp, err := b.client.Do(req)
 	if err != nil {
@@ -189,8 +199,10 @@ type grpcBench struct {
 	client testpb.PaymentsClient
 }
 
-func startGRPC(cl clients) (*grpcBench, error) {
-	lock, err := interceptor.UnaryServerInterceptorWithBackend(interceptor.LockConf{Rules: []interceptor.LockRule{{
+// startGRPC starts a Payments server; disableRenew turns renewal off, as
+// it was by default before issue 26.
+func startGRPC(cl clients, disableRenew bool) (*grpcBench, error) {
+	lock, err := interceptor.UnaryServerInterceptorWithBackend(interceptor.LockConf{DisableRenew: disableRenew, Rules: []interceptor.LockRule{{
 		Method: "/zerolock.test.Payments/Pay", Keys: []string{"field:order.id", "metadata:x-user"},
 	}}}, redislock.NewBackend(cl.redis, redislock.WithoutWakeups()))
 	if err != nil {

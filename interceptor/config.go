@@ -106,9 +106,9 @@ type LockConf struct {
 	// SharedKeys says that the rules' keys are shared by different callers
 	// on purpose. Without it a replay rule must have a key that names the
 	// caller (ctx:, or metadata:authorization), so that a stored result is
-	// only ever replayed to the caller that made the first call; in the
-	// other modes it silences the warning for rules without a per-caller
-	// key.
+	// only ever replayed to the caller that made the first call: one
+	// without is refused with an error wrapping ErrBadConfig. In the other
+	// modes it silences the warning for rules without a per-caller key.
 	SharedKeys bool `json:",optional"`
 	// Rules say which methods are locked and on which values. A method
 	// without a rule passes through untouched.

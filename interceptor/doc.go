@@ -37,6 +37,17 @@
 // A rule without a metadata:, ctx: or peer key is logged at start-up, at
 // error level since go-zero has no warning level: its field values then
 // block every caller's call, not only the same caller's retries.
+// SharedKeys: true on a rule whose keys are shared on purpose silences it.
+//
+// A method slower than Expire keeps its key, in every mode: by default the
+// hold is renewed from a third of Expire on until the method returns (also
+// after zrpc's timeout answered DeadlineExceeded), so Expire only bounds
+// how long a crashed process keeps a key. MaxHold (default 10 × Expire)
+// bounds a hung method: its context is cancelled with zerolock.ErrMaxHold
+// and its key expires, logged and counted in
+// zerolock_grpc_holds_lost_total. Before renewal became the default (it was
+// the opt-in Renew), a retry sent after Expire ran a slow method twice.
+// DisableRenew: true turns it off (a Redlock backend needs it).
 //
 // # Methods
 //
@@ -62,9 +73,20 @@
 //	  Rules:
 //	    - Method: /payments.Payments/Pay
 //	      Mode: replay
-//	      Keys: [field:order.id, metadata:x-user-id]
+//	      Keys: [field:order.id, ctx:userId]
 //	      Retain: 24h                  # the default
 //	      Fingerprint: [field:amount]  # optional
+//
+// A stored result is only ever replayed to the caller that made the first
+// call: a replay rule needs a key that names the caller, a ctx: value (the
+// caller the service's auth interceptor, placed before this one, put in
+// the context) or metadata:authorization (the credential itself), and is
+// refused at start-up without one, with an error wrapping ErrBadConfig.
+// Other metadata, a field or peer does not count: callers share or choose
+// them. A rule whose keys are shared by different callers on purpose sets
+// SharedKeys: true (or LockConf.SharedKeys, for every rule), and a result
+// stored for one caller is then replayed to any caller who sends the same
+// keys.
 //
 // The first call runs, and its result is stored in place of its lock
 // before the answer goes out: the response message, or the code, message
@@ -98,10 +120,10 @@
 // lets up to N calls of one key run at once, two concurrent exports per
 // caller, say. Each call holds a permit of a Redis semaphore while the
 // method runs and gives it back when the method returns or panics; a
-// crashed server's permits free themselves after Expire, and Renew keeps a
-// long call's permit alive. The call over the limit gets codes.Aborted
-// with a RetryInfo (the time until the next permit frees by expiry; an
-// estimate with Renew, which keeps extending permits) and a QuotaFailure naming the method, the key specs and N.
+// crashed server's permits free themselves after Expire, and renewal (the
+// default) keeps a long call's permit alive. The call over the limit gets
+// codes.Aborted with a RetryInfo (the time until the next permit frees by
+// expiry; an estimate, since renewal keeps extending permits) and a QuotaFailure naming the method, the key specs and N.
 //
 // Not ResourceExhausted, the code of a quota: go-zero counts it as a
 // failure of the server, in the zrpc client's breaker, the server's

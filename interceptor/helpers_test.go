@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/zerolock/zerolock/interceptor"
@@ -75,6 +76,19 @@ func recoverPanics(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc
 			err = status.Errorf(codes.Internal, "panic: %v", p)
 		}
 	}()
+	return h(ctx, req)
+}
+
+// authenticate stands in for a service's auth interceptor, placed before
+// the lock: it puts the caller that the x-user-id metadata names (see
+// withUser) in the context under "userId", where a ctx:userId key reads
+// it. A call without that metadata passes as it came.
+func authenticate(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if user := md.Get("x-user-id"); len(user) == 1 {
+		//lint:ignore SA1029 a string key is what a ctx:userId key names
+		ctx = context.WithValue(ctx, "userId", user[0])
+	}
 	return h(ctx, req)
 }
 

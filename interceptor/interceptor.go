@@ -63,7 +63,7 @@ func MustUnaryServerInterceptor(c LockConf, store *redis.Redis) grpc.UnaryServer
 func UnaryServerInterceptorWithBackend(c LockConf, backend zerolock.Backend) (grpc.UnaryServerInterceptor, error) {
 	c = withDefaults(c)
 	g := &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Fence: c.Fence, Metrics: metrics,
-		RecordKind: recordKind, MaxRecord: maxResultBytes}
+		RecordKind: recordKind, MaxRecord: maxResultBytes, CallerKeys: callerKeys}
 	rules := make(map[string]*rule, len(c.Rules))
 	for _, r := range c.Rules {
 		ru, err := compileRule(c, g, r)

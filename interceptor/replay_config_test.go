@@ -28,9 +28,10 @@ func TestReplayConfFromYAML(t *testing.T) {
 Mode: replay
 Rules:
   - Method: /zerolock.test.Payments/Pay
-    Keys: [field:order.id, metadata:x-user-id]
+    Keys: [field:order.id, ctx:userId]
   - Method: /zerolock.test.Payments/Refund
-    Keys: [field:order.id, metadata:x-user-id]
+    Keys: [field:order.id]
+    SharedKeys: true
     Retain: 1h
     Fingerprint: [field:amount]
 `), &c)
@@ -40,7 +41,7 @@ Rules:
 	if c.Mode != interceptor.ModeReplay || c.Retain != 24*time.Hour {
 		t.Fatalf("Mode %q, Retain %v; want replay and the 24h default", c.Mode, c.Retain)
 	}
-	if r := c.Rules[1]; r.Retain != time.Hour || len(r.Fingerprint) != 1 || r.Fingerprint[0] != "field:amount" {
+	if r := c.Rules[1]; r.Retain != time.Hour || len(r.Fingerprint) != 1 || r.Fingerprint[0] != "field:amount" || !r.SharedKeys {
 		t.Fatalf("rule overrides: %+v", r)
 	}
 	if _, err := interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewBackend(redistest.Start(t).Client(t), redislock.WithoutWakeups())); err != nil {
@@ -55,7 +56,7 @@ Rules:
 func TestReplayRefusedAtStartUp(t *testing.T) {
 	srv := redistest.Start(t)
 	stores := []redislock.Store{srv.Client(t), srv.Client(t), srv.Client(t)}
-	_, err := interceptor.UnaryServerInterceptorWithBackend(replayConf("field:order.id"), redislock.NewRedLockBackend(stores))
+	_, err := interceptor.UnaryServerInterceptorWithBackend(replayConf("field:order.id", "ctx:userId"), redislock.NewRedLockBackend(stores))
 	if !errors.Is(err, interceptor.ErrBadConfig) || !strings.Contains(err.Error(), "replay") {
 		t.Fatalf("replay on Redlock: %v, want ErrBadConfig naming replay", err)
 	}
@@ -82,7 +83,7 @@ func TestReplayRefusedAtStartUp(t *testing.T) {
 		{"negative Retain", func(c *interceptor.LockConf) { c.Retain = -time.Second }, "Retain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := replayConf("field:order.id", "metadata:x-user-id")
+			c := replayConf("field:order.id", "ctx:userId")
 			tc.conf(&c)
 			_, err := interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewBackend(srv.Client(t), redislock.WithoutWakeups()))
 			if !errors.Is(err, interceptor.ErrBadConfig) || !strings.Contains(err.Error(), tc.want) {
@@ -91,7 +92,7 @@ func TestReplayRefusedAtStartUp(t *testing.T) {
 		})
 	}
 
-	c := replayConf("field:order.id", "metadata:x-user-id")
+	c := replayConf("field:order.id", "ctx:userId")
 	c.Renew = true
 	if _, err := interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewBackend(srv.Client(t), redislock.WithoutWakeups())); err != nil {
 		t.Fatalf("Renew with replay: %v", err)
@@ -105,9 +106,9 @@ func TestReplayUnreadableRecord(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	impl := newLedger()
-	c := replayConf("field:order.id", "metadata:x-user-id")
+	c := replayConf("field:order.id", "ctx:userId")
 	c.Prefix = "planted"
-	client := serve(t, c, newStore(srv), impl)
+	client := serve(t, c, newStore(srv), impl, authenticate)
 	ctx := context.Background()
 	if _, _, err := pay(client, payment("U-1", 10)); err != nil {
 		t.Fatal(err)

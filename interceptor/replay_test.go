@@ -109,9 +109,9 @@ func TestReplaySequentialRetry(t *testing.T) {
 		t.Run(fmt.Sprintf("Renew=%v", renew), func(t *testing.T) {
 			srv := redistest.Start(t)
 			impl := newLedger()
-			c := replayConf("field:order.id", "metadata:x-user-id")
+			c := replayConf("field:order.id", "ctx:userId")
 			c.Renew = renew
-			client := serve(t, c, newStore(srv), impl)
+			client := serve(t, c, newStore(srv), impl, authenticate)
 
 			first, header, err := pay(client, payment("S-1", 10))
 			if err != nil {
@@ -134,7 +134,7 @@ func TestReplayConcurrentFirstCalls(t *testing.T) {
 	srv := redistest.Start(t)
 	impl := newLedger()
 	impl.release = make(chan struct{})
-	client := serve(t, replayConf("field:order.id", "metadata:x-user-id"), newStore(srv), impl)
+	client := serve(t, replayConf("field:order.id", "ctx:userId"), newStore(srv), impl, authenticate)
 
 	const n = 30
 	type answer struct {
@@ -174,7 +174,7 @@ func TestReplayConcurrentFirstCalls(t *testing.T) {
 func TestReplayMismatchedRequest(t *testing.T) {
 	srv := redistest.Start(t)
 	impl := newLedger()
-	client := serve(t, replayConf("field:order.id", "metadata:x-user-id"), newStore(srv), impl)
+	client := serve(t, replayConf("field:order.id", "ctx:userId"), newStore(srv), impl, authenticate)
 
 	first, _, err := pay(client, payment("M-1", 10))
 	if err != nil {
@@ -199,9 +199,9 @@ func TestReplayMismatchedRequest(t *testing.T) {
 func TestReplayFingerprintSpecs(t *testing.T) {
 	srv := redistest.Start(t)
 	impl := newLedger()
-	c := replayConf("field:order.id", "metadata:x-user-id")
+	c := replayConf("field:order.id", "ctx:userId")
 	c.Rules[0].Fingerprint = []string{"field:amount"}
-	client := serve(t, c, newStore(srv), impl)
+	client := serve(t, c, newStore(srv), impl, authenticate)
 
 	first, _, err := pay(client, payment("F-1", 10))
 	if err != nil {
@@ -226,7 +226,7 @@ func TestReplayFingerprintSpecs(t *testing.T) {
 func TestReplayWhichResultsAreKept(t *testing.T) {
 	srv := redistest.Start(t)
 	impl := newLedger()
-	client := serve(t, replayConf("field:order.id", "metadata:x-user-id"), newStore(srv), impl)
+	client := serve(t, replayConf("field:order.id", "ctx:userId"), newStore(srv), impl, authenticate)
 	withDetails := func(code codes.Code, msg string) error {
 		st, err := status.New(code, msg).WithDetails(&errdetails.BadRequest{
 			FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "amount", Description: "over the limit"}},
@@ -300,7 +300,7 @@ func TestReplayAfterClientLeft(t *testing.T) {
 		finished <- struct{}{}
 		return resp, err
 	}
-	client := serve(t, replayConf("field:order.id", "metadata:x-user-id"), newStore(srv), impl, afterLock)
+	client := serve(t, replayConf("field:order.id", "ctx:userId"), newStore(srv), impl, authenticate, afterLock)
 
 	ctx, cancel := context.WithCancel(withUser("alice"))
 	left := make(chan error, 1)
@@ -328,9 +328,9 @@ func TestReplayAfterClientLeft(t *testing.T) {
 // another gRPC server, replays what the first one kept.
 func TestReplayAfterRestart(t *testing.T) {
 	srv := redistest.Start(t)
-	c := replayConf("field:order.id", "metadata:x-user-id")
+	c := replayConf("field:order.id", "ctx:userId")
 	before := newLedger()
-	first, _, err := pay(serve(t, c, newStore(srv), before), payment("A-1", 10))
+	first, _, err := pay(serve(t, c, newStore(srv), before, authenticate), payment("A-1", 10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestReplayAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := newLedger()
-	mustReplay(t, serveWith(t, lock, after), payment("A-1", 10), first)
+	mustReplay(t, serveWith(t, lock, after, authenticate), payment("A-1", 10), first)
 	if got := after.runs.Load(); got != 0 {
 		t.Fatalf("the restarted service ran Pay %d times, want 0", got)
 	}
@@ -349,14 +349,14 @@ func TestReplayAfterRestart(t *testing.T) {
 func TestReplayOnCluster(t *testing.T) {
 	cluster := redistest.SharedCluster(t)
 	cc := cluster.Client(t)
-	c := replayConf("field:order.id", "metadata:x-user-id")
+	c := replayConf("field:order.id", "ctx:userId")
 	c.Prefix = fmt.Sprintf("replay-cluster-%d", time.Now().UnixNano()) // the cluster outlives -count runs
 	lock, err := interceptor.UnaryServerInterceptorWithBackend(c, redislock.NewBackend(cc, redislock.WithoutWakeups()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	impl := newLedger()
-	client := serveWith(t, lock, impl)
+	client := serveWith(t, lock, impl, authenticate)
 	const orders = 8
 	firsts := make([]*testpb.PayReply, orders)
 	for i := range firsts {
@@ -403,7 +403,7 @@ func TestReplayTooLargeToKeep(t *testing.T) {
 	srv := redistest.Start(t)
 	impl := newLedger()
 	impl.padding.Store(5 << 20)
-	client := serve(t, replayConf("field:order.id", "metadata:x-user-id"), newStore(srv), impl)
+	client := serve(t, replayConf("field:order.id", "ctx:userId"), newStore(srv), impl, authenticate)
 	if _, _, err := pay(client, payment("B-1", 10)); err == nil {
 		t.Fatal("a client received a reply over its 4 MiB limit")
 	}
@@ -420,7 +420,7 @@ func TestReplayTooLargeToKeep(t *testing.T) {
 func TestReplayMetrics(t *testing.T) {
 	prometheus.Enable()
 	srv := redistest.Start(t)
-	client := serve(t, replayConf("field:order.id", "metadata:x-user-id"), newStore(srv), newLedger())
+	client := serve(t, replayConf("field:order.id", "ctx:userId"), newStore(srv), newLedger(), authenticate)
 	outcomes := []string{"acquired", "replayed", "mismatch"}
 	before := map[string]float64{}
 	for _, o := range outcomes {

@@ -20,7 +20,8 @@ import (
 // request message does not have, Fence in replay or limit mode, a replay
 // backend that cannot store results, Retain or Fingerprint on a rule that
 // is not in replay mode, limit mode without Permits or on a backend that
-// makes no semaphores, Permits on a rule that is not in limit mode.
+// makes no semaphores, Permits on a rule that is not in limit mode, a
+// replay rule none of whose keys names the caller (see LockConf.SharedKeys).
 var ErrBadConfig = errors.New("interceptor: bad lock configuration")
 
 // The key sources of a gRPC call.
@@ -79,10 +80,11 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	hasFields, perCaller := false, false
+	hasFields, perCaller, named := false, false, false
 	for _, s := range specs {
 		hasFields = hasFields || s.Source == sourceField
 		perCaller = perCaller || s.Source == sourceMetadata || s.Source == sourceCtx || s.Source == sourcePeer
+		named = named || namesCaller(s)
 	}
 	var replayOnly []string
 	if len(r.Fingerprint) > 0 {
@@ -90,9 +92,12 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	}
 	lock, err := g.Compile(r.Method, []string{c.Prefix, "grpc", r.Method},
 		guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits, Retain: c.Retain,
-			Renew: c.Renew, DisableRenew: c.DisableRenew, MaxHold: c.MaxHold, Wait: c.Wait},
+			Renew: c.Renew, DisableRenew: c.DisableRenew, MaxHold: c.MaxHold, Wait: c.Wait,
+			SharedKeys: c.SharedKeys},
 		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain,
-			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait}, replayOnly...)
+			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait,
+			SharedKeys: r.SharedKeys, NamesCaller: named},
+		replayOnly...)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
@@ -113,7 +118,7 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 		// methods that are not, cannot make a unary rule for it useful.
 		return nil, bad("%v", err)
 	}
-	if !perCaller {
+	if !perCaller && !lock.Shared {
 		warnShared(r.Method)
 	}
 	return ru, nil
@@ -150,12 +155,27 @@ func (ru *rule) compileReplay(r LockRule) error {
 	return nil
 }
 
-// warnShared logs a rule whose key has no per-caller part, at error level
-// because go-zero has no warning level and services often log errors only.
+// callerKeys names the keys that name a call's caller, for the refusal of
+// a replay rule without one (guard.Compile): see namesCaller.
+const callerKeys = "a ctx: key (the caller an auth interceptor put in the context, ctx:userId) or metadata:authorization"
+
+// namesCaller reports whether s names the call's caller, so that a replay
+// rule keyed on it only ever replays a result to the caller that made the
+// first call: a value the service's auth put in the context, or the
+// authorization metadata, the credential itself. A peer address, other
+// metadata or a field is chosen by, or shared between, callers.
+func namesCaller(s keyspec.Spec) bool {
+	return s.Source == sourceCtx || s.Source == sourceMetadata && s.Name == "authorization"
+}
+
+// warnShared logs a rule whose key has no per-caller part (unless its keys
+// are shared on purpose, SharedKeys), at error level because go-zero has
+// no warning level and services often log errors only.
 func warnShared(method string) {
 	logx.Errorf("zerolock: warning: lock rule %s has no metadata:, ctx: or peer key, "+
 		"so calls from different callers with the same field values block each other; "+
-		"add the caller's identity (ctx:userId, metadata:x-user-id) unless those values are unique to one caller", method)
+		"add the caller's identity (ctx:userId, metadata:x-user-id) unless those values are unique to one caller, "+
+		"or set SharedKeys: true if its keys are shared by different callers on purpose", method)
 }
 
 // splitMethod splits /package.Service/Method.

@@ -82,7 +82,7 @@ func duplicateAborted(t *testing.T, store *zredis.Redis) {
 // retries get its response replayed (replay mode).
 func retryReplayed(t *testing.T, store *zredis.Redis) {
 	impl := newLedger()
-	client := serve(t, replayConf("field:order.id", "metadata:x-user-id"), store, impl)
+	client := serve(t, replayConf("field:order.id", "ctx:userId"), store, impl, authenticate)
 	const n = 5
 	type answer struct {
 		resp     *testpb.PayReply

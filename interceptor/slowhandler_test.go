@@ -50,7 +50,7 @@ func TestSlowMethodRunsOnceByDefault(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			srv := redistest.Start(t)
-			rule := interceptor.LockRule{Method: payMethod, Keys: []string{"metadata:x-user-id", "field:order.id"}}
+			rule := interceptor.LockRule{Method: payMethod, Keys: []string{"ctx:userId", "field:order.id"}}
 			if tc.mode == interceptor.ModeLimit {
 				rule.Permits = 1
 			}
@@ -60,7 +60,7 @@ func TestSlowMethodRunsOnceByDefault(t *testing.T) {
 				t.Fatal(err)
 			}
 			impl := &gatedPayments{entered: make(chan struct{}, 10), finish: make(chan struct{}), ended: make(chan error, 10)}
-			client := serveZrpc(t, impl, lock)
+			client := serveZrpc(t, impl, authenticate, lock)
 			pay := func() (*testpb.PayReply, error) { return client.Pay(withUser("alice"), order("o-1")) }
 
 			first := make(chan *testpb.PayReply, 1)

@@ -122,9 +122,10 @@ type LockConf struct {
 	Wait time.Duration `json:",optional"`
 	// SharedKeys says that the rules' keys are shared by different callers
 	// on purpose. Without it a replay rule must have a key that names the
-	// caller (claim:), so that a stored response is only ever replayed to
-	// the caller that made the first request; in the other modes it
-	// silences the warning for rules without a per-user key.
+	// caller (claim:, or header:Authorization), so that a stored response
+	// is only ever replayed to the caller that made the first request: one
+	// without is refused with an error wrapping ErrBadConfig. In the other
+	// modes it silences the warning for rules without a per-user key.
 	SharedKeys bool `json:",optional"`
 	// TrustedProxyHops is the number of proxies in front of the service
 	// that each append the address they received from to X-Forwarded-For.

@@ -34,7 +34,19 @@
 // new connections (Redis before 7.2, miniredis), which would trip go-zero's
 // circuit breaker under a burst of new connections and answer 503: set
 // DisableIdentity: true in its RedisConf. A rule with no per-user key is
-// logged as a warning at error level.
+// logged as a warning at error level, unless SharedKeys says its keys are
+// shared on purpose.
+//
+// A handler slower than Expire keeps its key, in every mode: by default the
+// hold is renewed from a third of Expire on until the handler returns (also
+// after go-zero's timeout answered 503: the work still runs), so Expire
+// only bounds how long a crashed process keeps a key, and a retry never
+// runs beside a slow first request. MaxHold (default 10 × Expire) bounds a
+// hung handler: its context is cancelled with zerolock.ErrMaxHold and its
+// key expires, logged and counted in zerolock_http_holds_lost_total. This
+// is the default since renewal stopped being the opt-in Renew: before, a
+// retry sent after Expire ran a slow payment twice. DisableRenew: true
+// turns it off (a Redlock backend needs it: its locks cannot renew).
 //
 // A key spec is source:name. Every key reads what go-zero's httpx.Parse
 // would hand the handler, so a client cannot vary what the key sees while
@@ -107,6 +119,18 @@
 //	      Keys: [header:Idempotency-Key, claim:userId]
 //	      Mode: replay
 //
+// Idempotency keys are per caller: a client chooses its Idempotency-Key,
+// and another client can send the same one. So that a stored response is
+// only ever replayed to the caller that made the first request, a replay
+// rule needs a key that names the caller, a claim: (go-zero's JWT verified
+// it) or header:Authorization (the credential itself); without one it is
+// refused at start-up with an error wrapping ErrBadConfig. An ip, another
+// header or a body value does not count: callers share or choose them. A
+// rule whose keys are shared by different callers on purpose sets
+// SharedKeys: true (or LockConf.SharedKeys, for every rule), and a
+// response stored for one caller is then replayed to any caller who sends
+// its key.
+//
 // The handler's response is held, not written, until it returns; it is
 // then stored in Redis in place of the lock (only while this request still
 // holds it) before the client sees it, so a retry sent the moment the
@@ -135,8 +159,8 @@
 // with RejectCode, stored_result_unreadable and Retry-After, and logged.
 // Replay needs a backend that can keep a result in place of its lock: the
 // Redis ones (node, Sentinel, Cluster); Redlock, etcd and ZooKeeper are
-// refused at start-up, and so is Fence with replay mode. Renew may be
-// used. A kept response costs Redis memory for Retain: about 900 bytes
+// refused at start-up, and so is Fence with replay mode. The hold is
+// renewed until the response is stored. A kept response costs Redis memory for Retain: about 900 bytes
 // (MEMORY USAGE) for a 1 KiB JSON answer, which is compressed, and 360 for
 // a 100-byte one.
 //
@@ -159,9 +183,10 @@
 // until the handler itself returns, since the work still runs. The next
 // request over the limit gets 429 limit_exceeded (ErrLimitExceeded) with
 // Retry-After: the time until the next permit frees by expiry, since one
-// may free sooner on release (with Renew, permits keep being extended, so
-// it is an estimate, not a bound). A permit of a crashed server frees
-// itself after Expire; Renew keeps a long export's permit alive. Limit
+// may free sooner on release (permits of running handlers keep being
+// extended, so it is an estimate, not a bound). A permit of a crashed
+// server frees itself after Expire; renewal keeps a long export's permit
+// alive. Limit
 // keys live apart from the keys of the other modes, so switching a
 // route's mode never meets the other kind's value. go-zero's own breaker
 // counts only 5xx answers, so a 429 does not open it. Limit mode needs

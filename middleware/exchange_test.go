@@ -28,7 +28,7 @@ func TestExchangeWriter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ru, err := compileRule(withDefaults(LockConf{Mode: tc.mode}), compileOnly(),
-				LockRule{Method: http.MethodPost, Path: "/orders", Keys: []string{"header:X-User"}})
+				LockRule{Method: http.MethodPost, Path: "/orders", Keys: []string{"header:Authorization"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ import (
 // that differ in meaning.
 func TestDefaultFingerprint(t *testing.T) {
 	ru, err := compileRule(withDefaults(LockConf{Mode: ModeReplay}), compileOnly(), LockRule{
-		Method: http.MethodPost, Path: "/accounts/:id/pay", Keys: []string{"header:Idempotency-Key"},
+		Method: http.MethodPost, Path: "/accounts/:id/pay", Keys: []string{"claim:userId", "header:Idempotency-Key"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestDefaultFingerprint(t *testing.T) {
 // With Fingerprint specs, only their values count, read as keys are.
 func TestSpecFingerprint(t *testing.T) {
 	ru, err := compileRule(withDefaults(LockConf{Mode: ModeReplay}), compileOnly(), LockRule{
-		Method: http.MethodPost, Path: "/pay", Keys: []string{"header:Idempotency-Key"}, Fingerprint: []string{"json:amount"},
+		Method: http.MethodPost, Path: "/pay", Keys: []string{"claim:userId", "header:Idempotency-Key"}, Fingerprint: []string{"json:amount"},
 	})
 	if err != nil {
 		t.Fatal(err)

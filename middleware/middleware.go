@@ -84,7 +84,7 @@ func NewLockMiddlewareWithBackend(c LockConf, backend zerolock.Backend) (*LockMi
 	m := &LockMiddleware{
 		conf: c,
 		guard: &guard.Guard{Backend: backend, FailOpen: c.FailOpen, Fence: c.Fence, Metrics: metrics,
-			RecordKind: kindHTTP, MaxRecord: maxStoredPayload},
+			RecordKind: kindHTTP, MaxRecord: maxStoredPayload, CallerKeys: callerKeys},
 		trees: make(map[string]*search.Tree),
 	}
 	if err := m.guard.Check(); err != nil {
@@ -278,12 +278,14 @@ func validateConf(c LockConf) error {
 	return nil
 }
 
-// warnIfShared logs a rule whose key has no per-user or per-client part:
-// it makes one user's request block everybody's. (An ip key counts, but it
-// is only as trustworthy as X-Forwarded-For: see the package doc.)
+// warnIfShared logs a rule whose key has no per-user or per-client part,
+// unless its keys are shared on purpose (SharedKeys): it makes one user's
+// request block everybody's. (An ip key counts, but it is only as
+// trustworthy as X-Forwarded-For: see the package doc.)
 func warnIfShared(ru *rule) {
-	if !ru.perClient {
+	if !ru.perClient && !ru.Shared {
 		logx.Errorf("zerolock: warning: lock rule %s has no claim:, header: or ip key, "+
-			"so requests from different users block each other", ru.Label)
+			"so requests from different users block each other; add the user's identity (claim:userId), "+
+			"or set SharedKeys: true if its keys are shared by different users on purpose", ru.Label)
 	}
 }

@@ -39,7 +39,7 @@ func BenchmarkReplay(b *testing.B) {
 		b.Fatal(err)
 	}
 	m, err := middleware.NewLockMiddlewareWithBackend(middleware.LockConf{Mode: middleware.ModeReplay, Rules: []middleware.LockRule{{
-		Method: http.MethodPost, Path: "/pay", Keys: []string{"header:Idempotency-Key"},
+		Method: http.MethodPost, Path: "/pay", Keys: []string{"header:Authorization", "header:Idempotency-Key"},
 	}}}, redislock.NewBackend(rdb, redislock.WithoutWakeups()))
 	if err != nil {
 		b.Fatal(err)
@@ -71,6 +71,7 @@ func BenchmarkReplay(b *testing.B) {
 	post := func(path, key string) (*http.Response, error) {
 		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(`{"amount":500,"currency":"eur"}`))
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer bench-user") // the replay rule's caller; the floor ignores it
 		req.Header.Set("Idempotency-Key", key)
 		return client.Do(req)
 	}

@@ -22,10 +22,11 @@ Mode: replay
 Rules:
   - Method: POST
     Path: /payments
-    Keys: [header:Idempotency-Key]
+    Keys: [claim:userId, header:Idempotency-Key]
   - Method: POST
     Path: /refunds
     Keys: [header:Idempotency-Key]
+    SharedKeys: true
     Mode: replay
     Retain: 1h
     MaxResponseBytes: 4096
@@ -43,7 +44,7 @@ Rules:
 	}
 	r := c.Rules[1]
 	if r.Mode != middleware.ModeReplay || r.Retain != time.Hour || r.MaxResponseBytes != 4096 ||
-		strings.Join(r.Fingerprint, ",") != "json:amount,query:currency" {
+		strings.Join(r.Fingerprint, ",") != "json:amount,query:currency" || !r.SharedKeys {
 		t.Fatalf("rule overrides: %+v", r)
 	}
 	if _, err := middleware.NewLockMiddlewareWithBackend(c, redislock.NewBackend(redistest.Start(t).Client(t), redislock.WithoutWakeups())); err != nil {
@@ -61,7 +62,7 @@ func TestReplayConfigRefused(t *testing.T) {
 	rule := func(r middleware.LockRule) middleware.LockConf {
 		r.Method, r.Path = http.MethodPost, "/pay/:id"
 		if r.Keys == nil {
-			r.Keys = []string{"header:Idempotency-Key"}
+			r.Keys = payKeys
 		}
 		return middleware.LockConf{Mode: middleware.ModeReplay, Rules: []middleware.LockRule{r}}
 	}
@@ -105,7 +106,7 @@ func TestReplayRefusesRedlock(t *testing.T) {
 		stores = append(stores, redistest.Start(t).Client(t))
 	}
 	backend := redislock.NewRedLockBackend(stores)
-	_, err := middleware.NewLockMiddlewareWithBackend(replayConf("/pay", "header:Idempotency-Key"), backend)
+	_, err := middleware.NewLockMiddlewareWithBackend(replayConf("/pay", payKeys...), backend)
 	if !errors.Is(err, middleware.ErrBadConfig) || !strings.Contains(err.Error(), "replay mode needs a lock backend that can store a result") {
 		t.Fatalf("replay on Redlock: %v, want ErrBadConfig naming why", err)
 	}
@@ -115,7 +116,7 @@ func TestReplayRefusesRedlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.ForRule(middleware.LockRule{Method: http.MethodPost, Path: "/pay", Keys: []string{"header:Idempotency-Key"}, Mode: middleware.ModeReplay})
+	_, err = m.ForRule(middleware.LockRule{Method: http.MethodPost, Path: "/pay", Keys: payKeys, Mode: middleware.ModeReplay})
 	if !errors.Is(err, middleware.ErrBadConfig) || !strings.Contains(err.Error(), "replay mode") {
 		t.Fatalf("ForRule in replay mode on Redlock: %v, want ErrBadConfig", err)
 	}

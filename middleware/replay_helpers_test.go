@@ -16,6 +16,10 @@ import (
 	"github.com/zerolock/zerolock/middleware"
 )
 
+// payKeys key the payment tests' rules: the caller, a claim go-zero's JWT
+// puts in the context, and the client's idempotency key.
+var payKeys = []string{"claim:userId", "header:Idempotency-Key"}
+
 // replayConf locks POST path in replay mode by keys, for 5 s.
 func replayConf(path string, keys ...string) middleware.LockConf {
 	return middleware.LockConf{Mode: middleware.ModeReplay, Expire: 5 * time.Second, Rules: []middleware.LockRule{{
@@ -52,19 +56,37 @@ func (p *payments) handle(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(reply)
 }
 
-// servePayments serves POST path (and path's variables) with p behind a
-// replay-mode middleware for c on store, and returns the base URL.
+// servePayments serves POST path (and path's variables) with p behind
+// go-zero's JWT (jwtSecret) and a replay-mode middleware for c on store,
+// and returns the base URL.
 func servePayments(t *testing.T, c middleware.LockConf, store *zredis.Redis, path string, p *payments) string {
 	t.Helper()
 	m := mustMiddleware(t, c, store)
 	return resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) },
-		[]rest.Route{{Method: http.MethodPost, Path: path, Handler: p.handle}})
+		[]rest.Route{{Method: http.MethodPost, Path: path, Handler: p.handle}}, rest.WithJwt(jwtSecret))
 }
 
-// pay sends POST url with a JSON body under an idempotency key.
+// payer is the user the payment tests pay as unless they name another.
+const payer = "alice"
+
+// pay sends POST url with a JSON body as payer under an idempotency key.
 func pay(t *testing.T, url, key, body string) resttest.Result {
 	t.Helper()
-	return resttest.Do(t, http.MethodPost, url, body, "Idempotency-Key", key)
+	return payAs(t, url, payer, key, body)
+}
+
+// payAs sends POST url with a JSON body as user under an idempotency key.
+func payAs(t *testing.T, url, user, key, body string) resttest.Result {
+	t.Helper()
+	return resttest.Do(t, http.MethodPost, url, body, payHeaders(t, user, key)...)
+}
+
+// payHeaders are the headers of a payment by user under an idempotency
+// key, as name, value pairs: user's token for go-zero's JWT (jwtSecret)
+// and Idempotency-Key.
+func payHeaders(t *testing.T, user, key string) []string {
+	t.Helper()
+	return []string{"Authorization", "Bearer " + resttest.Token(t, jwtSecret, user), "Idempotency-Key", key}
 }
 
 // sameAnswer fails the test unless replayed is first replayed: the same

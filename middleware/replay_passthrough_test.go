@@ -47,8 +47,8 @@ func TestReplayUnkeptResponse(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 256) // 4 KiB
 	var runs atomic.Int32
 	c := middleware.LockConf{Mode: middleware.ModeReplay, Rules: []middleware.LockRule{
-		{Method: http.MethodPost, Path: "/big", Keys: []string{"header:Idempotency-Key"}, MaxResponseBytes: 1024, Retain: retain},
-		{Method: http.MethodPost, Path: "/stream", Keys: []string{"header:Idempotency-Key"}, Retain: retain},
+		{Method: http.MethodPost, Path: "/big", Keys: payKeys, MaxResponseBytes: 1024, Retain: retain},
+		{Method: http.MethodPost, Path: "/stream", Keys: payKeys, Retain: retain},
 	}}
 	m := mustMiddleware(t, c, newStore(srv))
 	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{
@@ -68,7 +68,7 @@ func TestReplayUnkeptResponse(t *testing.T) {
 			}
 			_, _ = w.Write([]byte("part 2"))
 		}},
-	})
+	}, rest.WithJwt(jwtSecret))
 	var logs syncBuffer
 	logx.SetLevel(logx.ErrorLevel)
 	logx.SetWriter(logx.NewWriter(&logs))

@@ -42,7 +42,7 @@ func typicalPayment() map[string]any {
 func TestReplayStoredSize(t *testing.T) {
 	srv := redistest.Start(t)
 	small := map[string]any{"paymentId": "pay_3MtwBwLkdIwHu7ix28a3tqPa", "status": "succeeded", "amount": 500, "currency": "eur"}
-	m := mustMiddleware(t, replayConf("/pay", "header:Idempotency-Key"), newStore(srv))
+	m := mustMiddleware(t, replayConf("/pay", payKeys...), newStore(srv))
 	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{{
 		Method: http.MethodPost, Path: "/pay", Handler: func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("X-Size") == "small" {
@@ -51,7 +51,7 @@ func TestReplayStoredSize(t *testing.T) {
 			}
 			httpx.OkJsonCtx(r.Context(), w, typicalPayment())
 		},
-	}})
+	}}, rest.WithJwt(jwtSecret))
 	admin := srv.Client(t)
 	ctx := context.Background()
 	for _, size := range []string{"typical", "small"} {
@@ -60,7 +60,7 @@ func TestReplayStoredSize(t *testing.T) {
 			for _, k := range admin.Keys(ctx, "*").Val() {
 				existing[k] = true
 			}
-			r := resttest.Do(t, http.MethodPost, base+"/pay", `{"amount":500}`, "Idempotency-Key", "k-size-"+size, "X-Size", size)
+			r := resttest.Do(t, http.MethodPost, base+"/pay", `{"amount":500}`, append(payHeaders(t, payer, "k-size-"+size), "X-Size", size)...)
 			if r.Status != http.StatusOK {
 				t.Fatalf("%d %s", r.Status, r.Body)
 			}

@@ -27,7 +27,7 @@ func TestReplayOnCluster(t *testing.T) {
 	store := zredis.MustNewRedis(zredis.RedisConf{
 		Host: strings.Join(cluster.Addrs(), ","), Type: zredis.ClusterType, NonBlock: true, DisableIdentity: true,
 	})
-	c := replayConf("/pay", "header:Idempotency-Key")
+	c := replayConf("/pay", payKeys...)
 	c.Prefix = fmt.Sprintf("zerolock-test-replay-%d", time.Now().UnixNano())
 	var p payments
 	base := servePayments(t, c, store, "/pay", &p)
@@ -91,7 +91,7 @@ func TestReplayStoreConnectionFault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			proxy := faultproxy.Start(t, srv.Addr())
 			store := zredis.MustNewRedis(zredis.RedisConf{Host: proxy.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true})
-			c := replayConf("/pay", "header:Idempotency-Key")
+			c := replayConf("/pay", payKeys...)
 			c.Expire = expire
 			var p payments
 			inside, proceed := make(chan struct{}), make(chan struct{})
@@ -105,7 +105,7 @@ func TestReplayStoreConnectionFault(t *testing.T) {
 					}
 					p.handle(w, r)
 				},
-			}})
+			}}, rest.WithJwt(jwtSecret))
 
 			start := time.Now() // before the first's lock is taken, so its expiry is later
 			firstDone := make(chan resttest.Result, 1)
@@ -163,7 +163,7 @@ func TestReplayStoreConnectionFault(t *testing.T) {
 func TestReplayUnreadableRecord(t *testing.T) {
 	srv := redistest.Start(t)
 	var p payments
-	base := servePayments(t, replayConf("/pay", "header:Idempotency-Key"), newStore(srv), "/pay", &p)
+	base := servePayments(t, replayConf("/pay", payKeys...), newStore(srv), "/pay", &p)
 	admin := srv.Client(t)
 	ctx := context.Background()
 

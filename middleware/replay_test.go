@@ -20,7 +20,7 @@ import (
 func TestReplaySequentialRetry(t *testing.T) {
 	srv := redistest.Start(t)
 	var p payments
-	base := servePayments(t, replayConf("/pay", "header:Idempotency-Key"), newStore(srv), "/pay", &p)
+	base := servePayments(t, replayConf("/pay", payKeys...), newStore(srv), "/pay", &p)
 
 	first := pay(t, base+"/pay", "k-seq", `{"amount":5}`)
 	if first.Status != http.StatusCreated || !strings.Contains(first.Body, "pay-1") {
@@ -45,12 +45,13 @@ func TestReplaySequentialRetry(t *testing.T) {
 // are refused while it runs, and every retry after it is replayed.
 func TestReplayConcurrentFirstRequests(t *testing.T) {
 	srv := redistest.Start(t)
-	m := mustMiddleware(t, replayConf("/orders", "header:Idempotency-Key"), newStore(srv))
+	m := mustMiddleware(t, replayConf("/orders", payKeys...), newStore(srv))
 	g := resttest.NewGate()
 	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) },
-		[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: g.Handle}})
+		[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: g.Handle}}, rest.WithJwt(jwtSecret))
+	headers := payHeaders(t, payer, "k-30")
 	send := func() resttest.Result {
-		return resttest.Do(t, http.MethodPost, base+"/orders", `{"orderId":"C-1"}`, "Idempotency-Key", "k-30")
+		return resttest.Do(t, http.MethodPost, base+"/orders", `{"orderId":"C-1"}`, headers...)
 	}
 
 	const n = 30
@@ -107,7 +108,7 @@ func TestReplayConcurrentFirstRequests(t *testing.T) {
 func TestReplayMismatchedPayload(t *testing.T) {
 	srv := redistest.Start(t)
 	var p payments
-	base := servePayments(t, replayConf("/accounts/:id/pay", "header:Idempotency-Key"), newStore(srv), "/accounts/:id/pay", &p)
+	base := servePayments(t, replayConf("/accounts/:id/pay", payKeys...), newStore(srv), "/accounts/:id/pay", &p)
 	const route = "POST /accounts/:id/pay"
 	replayed, mismatched := counter(t, route, "replayed"), counter(t, route, "mismatch")
 
@@ -150,9 +151,9 @@ func TestReplayFailuresNotKept(t *testing.T) {
 		}
 		p.handle(w, r)
 	}
-	m := mustMiddleware(t, replayConf("/pay", "header:Idempotency-Key"), newStore(srv))
+	m := mustMiddleware(t, replayConf("/pay", payKeys...), newStore(srv))
 	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) },
-		[]rest.Route{{Method: http.MethodPost, Path: "/pay", Handler: panicky}})
+		[]rest.Route{{Method: http.MethodPost, Path: "/pay", Handler: panicky}}, rest.WithJwt(jwtSecret))
 
 	for _, tc := range []struct {
 		name      string
@@ -193,7 +194,7 @@ func TestReplayFailuresNotKept(t *testing.T) {
 // service), replays what the first stored: the result lives in Redis.
 func TestReplayAfterRestart(t *testing.T) {
 	srv := redistest.Start(t)
-	c := replayConf("/pay", "header:Idempotency-Key")
+	c := replayConf("/pay", payKeys...)
 	var p1, p2 payments
 	first := pay(t, servePayments(t, c, newStore(srv), "/pay", &p1)+"/pay", "k-restart", `{"amount":5}`)
 	if first.Status != http.StatusCreated {
@@ -221,7 +222,7 @@ func TestReplayCompletedAfterTimeoutOrDisconnect(t *testing.T) {
 	c.Middlewares.Log = false
 	var p payments
 	served, inside := make(chan struct{}, 1), make(chan struct{}, 1)
-	m := mustMiddleware(t, replayConf("/pay", "header:Idempotency-Key"), newStore(srv))
+	m := mustMiddleware(t, replayConf("/pay", payKeys...), newStore(srv))
 	base := resttest.ServeConf(t, c, func(s *rest.Server) {
 		s.Use(func(next http.HandlerFunc) http.HandlerFunc { // outside the lock: the result is stored
 			return func(w http.ResponseWriter, r *http.Request) {
@@ -243,11 +244,11 @@ func TestReplayCompletedAfterTimeoutOrDisconnect(t *testing.T) {
 			return
 		}
 		p.handle(w, r)
-	}}})
+	}}}, rest.WithJwt(jwtSecret))
 	send := func(ctx context.Context, key string, headers ...string) resttest.Result {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/pay", strings.NewReader(`{"amount":7}`))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", key)
+		headers = append(payHeaders(t, payer, key), headers...)
 		for i := 0; i+1 < len(headers); i += 2 {
 			req.Header.Set(headers[i], headers[i+1])
 		}
@@ -306,7 +307,7 @@ func TestReplayCompletedAfterTimeoutOrDisconnect(t *testing.T) {
 // result ends the renewal without losing the lock.
 func TestReplayWithRenew(t *testing.T) {
 	srv := redistest.Start(t)
-	c := replayConf("/pay", "header:Idempotency-Key")
+	c := replayConf("/pay", payKeys...)
 	c.Renew, c.Expire = true, 300*time.Millisecond
 	var p payments
 	slow := func(w http.ResponseWriter, r *http.Request) {
@@ -320,7 +321,7 @@ func TestReplayWithRenew(t *testing.T) {
 	}
 	m := mustMiddleware(t, c, newStore(srv))
 	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) },
-		[]rest.Route{{Method: http.MethodPost, Path: "/pay", Handler: slow}})
+		[]rest.Route{{Method: http.MethodPost, Path: "/pay", Handler: slow}}, rest.WithJwt(jwtSecret))
 	first := pay(t, base+"/pay", "k-renew", `{}`)
 	if first.Status != http.StatusCreated {
 		t.Fatalf("first: %d %s", first.Status, first.Body)

@@ -3,6 +3,7 @@ package middleware
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/zerolock/zerolock/internal/guard"
@@ -35,6 +36,19 @@ var httpSources = keyspec.Sources{
 // perClientSources identify who sent a request. A rule without one of
 // them locks a route for everybody at once, which is rarely meant.
 var perClientSources = map[string]bool{sourceClaim: true, sourceIP: true, sourceHeader: true}
+
+// callerKeys names the keys that name a request's caller, for the refusal
+// of a replay rule without one (guard.Compile): see namesCaller.
+const callerKeys = "claim:userId (a claim go-zero's JWT puts in the context) or header:Authorization"
+
+// namesCaller reports whether s names the request's caller, so that a
+// replay rule keyed on it only ever replays a response to the caller that
+// made the first request: a claim go-zero's JWT middleware verified, or
+// the Authorization header, the credential itself. An ip, another header
+// or a body value is chosen by, or shared between, callers.
+func namesCaller(s keyspec.Spec) bool {
+	return s.Source == sourceClaim || s.Source == sourceHeader && strings.EqualFold(s.Name, "Authorization")
+}
 
 // standardClaims are the JWT claims go-zero's JWT middleware does not put
 // in the request context: a claim: key naming one would be missing from
@@ -89,11 +103,15 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	if r.MaxResponseBytes != 0 {
 		replayOnly = append(replayOnly, "MaxResponseBytes")
 	}
+	named := slices.ContainsFunc(specs, namesCaller)
 	lock, err := g.Compile(r.Method+" "+r.Path, []string{c.Prefix, "http", r.Method, r.Path},
 		guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits, Retain: c.Retain,
-			Renew: c.Renew, DisableRenew: c.DisableRenew, MaxHold: c.MaxHold, Wait: c.Wait},
+			Renew: c.Renew, DisableRenew: c.DisableRenew, MaxHold: c.MaxHold, Wait: c.Wait,
+			SharedKeys: c.SharedKeys},
 		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain,
-			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait}, replayOnly...)
+			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait,
+			SharedKeys: r.SharedKeys, NamesCaller: named},
+		replayOnly...)
 	if err != nil {
 		return nil, bad("%v", err)
 	}

@@ -8,5 +8,5 @@ import (
 // compileOnly is a guard for tests that compile rules and derive keys
 // without taking locks.
 func compileOnly() *guard.Guard {
-	return &guard.Guard{Backend: stubbackend.Recorders()}
+	return &guard.Guard{Backend: stubbackend.Recorders(), CallerKeys: callerKeys}
 }

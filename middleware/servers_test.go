@@ -92,7 +92,7 @@ func duplicateRefused(t *testing.T, store *zredis.Redis) {
 // replayed (replay mode).
 func retryReplayed(t *testing.T, store *zredis.Redis) {
 	var p payments
-	base := servePayments(t, replayConf("/pay", "header:Idempotency-Key"), store, "/pay", &p)
+	base := servePayments(t, replayConf("/pay", payKeys...), store, "/pay", &p)
 	const n = 5
 	answers := make(chan resttest.Result, n)
 	var wg sync.WaitGroup

@@ -39,7 +39,7 @@ func serveGatedPayments(t *testing.T, rc rest.RestConf, m *middleware.LockMiddle
 	return base, release, entered
 }
 
-func payAs(t *testing.T, base, user, key string) resttest.Result {
+func payWaiting(t *testing.T, base, user, key string) resttest.Result {
 	t.Helper()
 	return resttest.Do(t, http.MethodPost, base+"/pay", `{"amount":5}`,
 		"Authorization", "Bearer "+user, "Idempotency-Key", key)
@@ -78,10 +78,10 @@ func TestWaitReplaysToADoubleClick(t *testing.T) {
 	base, release, entered := serveGatedPayments(t, resttest.Conf(t), m, &p)
 
 	first := make(chan resttest.Result, 1)
-	go func() { first <- payAs(t, base, "alice", "k-double") }()
+	go func() { first <- payWaiting(t, base, "alice", "k-double") }()
 	<-entered
 	second := make(chan resttest.Result, 1)
-	go func() { second <- payAs(t, base, "alice", "k-double") }()
+	go func() { second <- payWaiting(t, base, "alice", "k-double") }()
 	waiting(t, srv)
 	close(release)
 	answer := <-first
@@ -115,9 +115,9 @@ func TestWaitEndsWithTheRefusal(t *testing.T) {
 			var p payments
 			base, release, entered := serveGatedPayments(t, rc, m, &p)
 			first := make(chan resttest.Result, 1)
-			go func() { first <- payAs(t, base, "alice", "k-slow") }()
+			go func() { first <- payWaiting(t, base, "alice", "k-slow") }()
 			<-entered
-			r := payAs(t, base, "alice", "k-slow")
+			r := payWaiting(t, base, "alice", "k-slow")
 			if r.Status != http.StatusConflict || r.Header.Get("Retry-After") == "" {
 				t.Fatalf("a duplicate past Wait: %d %s (Retry-After %q), want 409 with Retry-After",
 					r.Status, r.Body, r.Header.Get("Retry-After"))
@@ -141,10 +141,10 @@ func TestWaitTakesOverAFailure(t *testing.T) {
 	p.status.Store(http.StatusBadGateway)
 	base, release, entered := serveGatedPayments(t, resttest.Conf(t), m, &p)
 	first := make(chan resttest.Result, 1)
-	go func() { first <- payAs(t, base, "alice", "k-fail") }()
+	go func() { first <- payWaiting(t, base, "alice", "k-fail") }()
 	<-entered
 	second := make(chan resttest.Result, 1)
-	go func() { second <- payAs(t, base, "alice", "k-fail") }()
+	go func() { second <- payWaiting(t, base, "alice", "k-fail") }()
 	waiting(t, srv)
 	release <- struct{}{}
 	if r := <-first; r.Status != http.StatusBadGateway {

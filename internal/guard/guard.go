@@ -56,6 +56,10 @@ type Guard struct {
 	// other's; MaxRecord bounds a stored result's decoded payload.
 	RecordKind byte
 	MaxRecord  int
+	// CallerKeys names, in the transport's terms, the keys that name a
+	// caller, for Compile's refusal of a replay rule without one:
+	// "claim:userId (...) or header:Authorization".
+	CallerKeys string
 }
 
 // Result is the answer of Acquire.

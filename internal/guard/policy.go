@@ -70,6 +70,15 @@ type Settings struct {
 	Renew bool
 	// Wait is replay mode's; Compile applies it.
 	Wait time.Duration
+	// SharedKeys says that the keys are shared by different callers on
+	// purpose, on the configuration or on the rule: a replay rule then
+	// need not name its caller (see Compile), and Rule.Shared is set.
+	SharedKeys bool
+	// NamesCaller, on a rule's Settings, says that one of its keys names
+	// the caller (which keys do is the transport's to say: see
+	// Guard.CallerKeys); Compile refuses a replay rule without it, unless
+	// SharedKeys.
+	NamesCaller bool
 }
 
 // ResolvePolicy applies a rule's overrides to the configuration's defaults

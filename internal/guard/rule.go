@@ -15,6 +15,10 @@ type Rule struct {
 	// spans: "POST /orders", "/pkg.Service/Method".
 	Label  string
 	Policy Policy
+	// Shared says that the rule's keys are shared by different callers on
+	// purpose (Settings.SharedKeys, of the configuration or the rule), so
+	// the transport does not warn about a rule without a per-caller key.
+	Shared bool
 	// namespace is what comes before the hash in the rule's keys.
 	namespace []string
 }
@@ -31,10 +35,13 @@ func (ru *Rule) Key(hs *keyspec.Hasher) string {
 // and checks them with one wording for both transports: the mode and its
 // settings (ResolvePolicy; Retain and the transport's replayOnly settings
 // outside replay mode, where they would do nothing, silently), the guard's
-// Fence against the mode, and the backend's abilities against what the
-// rule needs (a Recorder for replay mode, semaphores for limit mode, locks
-// that renew unless DisableRenew). label names the rule; namespace is what
-// comes before the hash in its keys (the configuration's prefix, the transport, the route or
+// Fence against the mode, the backend's abilities against what the rule
+// needs (a Recorder for replay mode, semaphores for limit mode, locks that
+// renew unless DisableRenew), and, last, that a replay rule names its
+// caller unless its keys are shared on purpose (checkCaller), so that a
+// stored result is only replayed to the caller that made the first
+// request. label names the rule; namespace is what comes before the hash
+// in its keys (the configuration's prefix, the transport, the route or
 // method); replayOnly names the replay-only settings of the transport that
 // the rule sets. The errors wrap ErrBadPolicy and name the fix; the
 // transport adds the rule's label.
@@ -87,7 +94,10 @@ func (g *Guard) Compile(label string, namespace []string, defaults, rule Setting
 			return nil, err
 		}
 	}
-	return &Rule{Label: label, Policy: policy, namespace: namespace}, nil
+	if err := g.checkCaller(policy, defaults, rule); err != nil {
+		return nil, err
+	}
+	return &Rule{Label: label, Policy: policy, Shared: defaults.SharedKeys || rule.SharedKeys, namespace: namespace}, nil
 }
 
 // modeOf names policy's mode.

@@ -133,7 +133,8 @@ const testKind = 't'
 
 func serveRule(t *testing.T, g *Guard, mode string) *Rule {
 	t.Helper()
-	ru, err := g.Compile("POST /pay", []string{"test"}, Settings{Expire: time.Second, Mode: mode, Permits: 1, Retain: time.Hour, DisableRenew: true}, Settings{})
+	ru, err := g.Compile("POST /pay", []string{"test"}, Settings{Expire: time.Second, Mode: mode, Permits: 1, Retain: time.Hour, DisableRenew: true},
+		Settings{NamesCaller: true})
 	if err != nil {
 		t.Fatal(err)
 	}
