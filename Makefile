@@ -59,8 +59,9 @@ unit:
 # torture runs the long versions of the reliability tests (>= 100k
 # acquisitions across 3 processes, repeated holder kills, >= 10k hostile
 # HTTP requests and gRPC calls, >= 50k operations each on the semaphore,
-# the multi-key lock and the read-write lock) and writes
-# docs/RELIABILITY.md. It stops by itself within 15 minutes.
+# the multi-key lock and the read-write lock, 2 minutes of replay-mode
+# duplicates and retries against REST processes killed mid-request) and
+# writes docs/RELIABILITY.md. It stops by itself within 15 minutes.
 torture: deps
 	ZEROLOCK_TORTURE=1 ZEROLOCK_RELIABILITY_REPORT=$(CURDIR)/docs/RELIABILITY.md \
 		$(GO) test -count=1 -timeout 15m -v ./torture
