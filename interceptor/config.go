@@ -155,8 +155,10 @@ type LockRule struct {
 	Message string `json:",optional"`
 	// Wait overrides LockConf.Wait for this method (replay mode only).
 	Wait time.Duration `json:",optional"`
-	// SharedKeys overrides LockConf.SharedKeys for this method: set, its
-	// keys are shared by different callers on purpose.
+	// SharedKeys says that this method's keys are shared by different
+	// callers on purpose (see LockConf.SharedKeys). It adds to the
+	// configuration's: a rule cannot unset a LockConf.SharedKeys that is
+	// true.
 	SharedKeys bool `json:",optional"`
 	// SkipMethodCheck accepts a Method that no service linked into the
 	// binary declares, for methods served by code registered at run time,

@@ -39,7 +39,7 @@ func (x *exchange) Failed(error) bool {
 // Answer keeps the method's response, or the status of the error it
 // returned, unless the error is a failure of the server (see resultOf).
 func (x *exchange) Answer(error) guard.Answer {
-	r, kept, problem := resultOf(x.resp, x.err)
+	r, kept, problem := resultOf(x.resp, x.err, x.ru.rejectCode)
 	if !kept {
 		return guard.Answer{Problem: problem}
 	}

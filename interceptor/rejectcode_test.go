@@ -97,7 +97,8 @@ func TestRejectCodeAndMessageOnRefusals(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			r := tc.rule
 			r.Method, r.Keys, r.Mode = payMethod, []string{"field:order.id", "metadata:x-user-id"}, tc.mode
-			c := interceptor.LockConf{RejectCode: "FAILED_PRECONDITION", Message: "请勿重复提交", Rules: []interceptor.LockRule{r}}
+			c := interceptor.LockConf{RejectCode: "FAILED_PRECONDITION", Message: "请勿重复提交", SharedKeys: true,
+				Rules: []interceptor.LockRule{r}}
 			impl := newPayments()
 			if tc.mode != interceptor.ModeWindow {
 				impl.release = make(chan struct{}) // the first call runs until released
@@ -134,5 +135,17 @@ func TestRejectCodeAndMessageOnRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A rule in limit mode refuses no duplicate, so a RejectCode on it would
+// change nothing: refused at start-up rather than ignored.
+func TestRejectCodeRefusedInLimitMode(t *testing.T) {
+	_, err := interceptor.UnaryServerInterceptor(interceptor.LockConf{Rules: []interceptor.LockRule{{
+		Method: payMethod, Keys: []string{"metadata:x-user-id"}, Mode: interceptor.ModeLimit, Permits: 2,
+		RejectCode: "FailedPrecondition",
+	}}}, nil)
+	if !errors.Is(err, interceptor.ErrBadConfig) || !strings.Contains(err.Error(), "remove RejectCode") {
+		t.Fatalf("err = %v, want ErrBadConfig saying to remove RejectCode", err)
 	}
 }

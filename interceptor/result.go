@@ -42,17 +42,20 @@ var deterministic = proto.MarshalOptions{Deterministic: true}
 
 // resultOf is the result to keep for a method's answer. kept is false,
 // with a nil error, for an answer that is not kept so that a retry runs
-// again (see retryable); an error says why an answer that would be kept
+// again (see retryable), and for the rule's own rejectCode: that code says
+// "not done yet, retry later" (dtm's FailedPrecondition), so keeping it
+// would answer every retry with it for Retain and the work would never
+// run; an error says why an answer that would be kept
 // cannot be (a response that is not a protobuf message or does not
 // marshal), and then it is not kept either.
-func resultOf(resp any, err error) (r storedResult, kept bool, problem error) {
+func resultOf(resp any, err error, rejectCode codes.Code) (r storedResult, kept bool, problem error) {
 	if err != nil {
 		// As the gRPC server itself turns a method's error into a status.
 		st, ok := status.FromError(err)
 		if !ok {
 			st = status.FromContextError(err)
 		}
-		if st.Code() == codes.OK || retryable(st.Code()) {
+		if st.Code() == codes.OK || retryable(st.Code()) || st.Code() == rejectCode {
 			return storedResult{}, false, nil
 		}
 		body, err := deterministic.Marshal(st.Proto())

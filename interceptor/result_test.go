@@ -30,7 +30,7 @@ func TestResultRoundTrip(t *testing.T) {
 		{"status with details", nil, detailed.Err()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, kept, problem := resultOf(tc.resp, tc.err)
+			r, kept, problem := resultOf(tc.resp, tc.err, codes.Aborted)
 			if !kept || problem != nil {
 				t.Fatalf("not kept: %v", problem)
 			}
@@ -60,14 +60,24 @@ func TestResultNotKept(t *testing.T) {
 		status.Error(codes.Internal, "x"), status.Error(codes.Unknown, "x"), status.Error(codes.Unavailable, "x"),
 		status.Error(codes.DeadlineExceeded, "x"), status.Error(codes.Canceled, "x"), errors.New("plain"),
 	} {
-		if _, kept, problem := resultOf(nil, err); kept || problem != nil {
+		if _, kept, problem := resultOf(nil, err, codes.Aborted); kept || problem != nil {
 			t.Errorf("%v: kept %v, problem %v; want neither", err, kept, problem)
 		}
 	}
-	if _, kept, problem := resultOf("not a message", nil); kept || problem == nil {
+	// The rule's RejectCode says "not done yet" (dtm's FailedPrecondition):
+	// keeping it would answer every retry with it.
+	for _, code := range []codes.Code{codes.Aborted, codes.FailedPrecondition} {
+		if _, kept, _ := resultOf(nil, status.Error(code, "x"), code); kept {
+			t.Errorf("%v under RejectCode %v: kept", code, code)
+		}
+	}
+	if _, kept, _ := resultOf(nil, status.Error(codes.FailedPrecondition, "x"), codes.Aborted); !kept {
+		t.Error("FailedPrecondition under RejectCode Aborted: not kept")
+	}
+	if _, kept, problem := resultOf("not a message", nil, codes.Aborted); kept || problem == nil {
 		t.Errorf("a response that is not a message: kept %v, problem %v", kept, problem)
 	}
-	if _, kept, problem := resultOf(nil, status.Error(codes.InvalidArgument, "\xff")); kept || problem == nil {
+	if _, kept, problem := resultOf(nil, status.Error(codes.InvalidArgument, "\xff"), codes.Aborted); kept || problem == nil {
 		t.Errorf("a status that does not marshal: kept %v, problem %v", kept, problem)
 	}
 }
@@ -77,8 +87,8 @@ func TestResultNotKept(t *testing.T) {
 // replay.ErrBadRecord, never a panic; a payload that decodes re-encodes to
 // one that decodes alike.
 func FuzzGRPCRecord(f *testing.F) {
-	reply, _, _ := resultOf(&testpb.PayReply{Status: "paid"}, nil)
-	st, _, _ := resultOf(nil, status.Error(codes.NotFound, "no such order"))
+	reply, _, _ := resultOf(&testpb.PayReply{Status: "paid"}, nil, codes.Aborted)
+	st, _, _ := resultOf(nil, status.Error(codes.NotFound, "no such order"), codes.Aborted)
 	for _, r := range []storedResult{reply, st} {
 		f.Add(replay.Encode(replay.Record{Kind: recordKind, Payload: r.encode()}))
 		f.Add(r.encode())

@@ -117,6 +117,10 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 		if ru.rejectCode, err = parseRejectCode(r.RejectCode); err != nil {
 			return nil, bad("%v", err)
 		}
+		if ru.Policy.Permits > 0 {
+			return nil, bad("RejectCode is the code of a refused duplicate, and limit mode refuses none: " +
+				"a call over the limit always gets Aborted with a QuotaFailure; remove RejectCode from this rule")
+		}
 	}
 	if r.Message != "" {
 		ru.message = r.Message

@@ -183,8 +183,10 @@ type LockRule struct {
 	Message string `json:",optional"`
 	// Wait overrides LockConf.Wait for this route (replay mode only).
 	Wait time.Duration `json:",optional"`
-	// SharedKeys overrides LockConf.SharedKeys for this route: set, its
-	// keys are shared by different callers on purpose.
+	// SharedKeys says that this route's keys are shared by different
+	// callers on purpose (see LockConf.SharedKeys). It adds to the
+	// configuration's: a rule cannot unset a LockConf.SharedKeys that is
+	// true.
 	SharedKeys bool `json:",optional"`
 	// SkipRouteCheck leaves the rule out of CheckRoutes, for a route that
 	// is registered after the check runs.

@@ -27,8 +27,9 @@
 //	server.Use(lock.Handle)
 //	lock.MustCheckRoutes(server) // after the routes are added
 //
-// Mistakes fail at start-up: a malformed rule in NewLockMiddleware; a rule
-// whose Method and Path match no route (/order for /orders) in
+// Mistakes fail at start-up: a malformed rule in NewLockMiddleware (a
+// replay rule none of whose keys names the caller among them, see
+// LockConf.SharedKeys); a rule whose Method and Path match no route (/order for /orders) in
 // CheckRoutes (SkipRouteCheck on a rule whose route comes later); and a
 // go-zero store whose server rejects the CLIENT SETINFO go-zero sends on
 // new connections (Redis before 7.2, miniredis), which would trip go-zero's

@@ -95,3 +95,33 @@ func TestDtmBranchRunsOnceOverHTTP(t *testing.T) {
 		t.Fatalf("the action and its compensation ran %d times, want 2", got)
 	}
 }
+
+// TestDtmOngoingIsNotKept: a branch that itself answers 425, dtm's "still
+// running, call me later", is not kept: dtm's next call runs the branch
+// again, instead of getting the 425 replayed for Retain (24 h) and the
+// global transaction never finishing.
+func TestDtmOngoingIsNotKept(t *testing.T) {
+	srv := redistest.Start(t)
+	c := readmeDtmConf(t)
+	m := mustMiddleware(t, c, newStore(srv))
+	var runs atomic.Int32
+	path := c.Rules[0].Path
+	base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{{
+		Method: c.Rules[0].Method, Path: path,
+		Handler: func(w http.ResponseWriter, r *http.Request) {
+			if runs.Add(1) == 1 {
+				w.WriteHeader(http.StatusTooEarly) // a payment still pending at the bank
+				return
+			}
+			httpx.OkJsonCtx(r.Context(), w, map[string]string{"status": "paid"})
+		},
+	}})
+	if r := dtmCall(t, base, path, "gid-dtm-425", "01", "action", `{"amount":30}`); r.Status != http.StatusTooEarly {
+		t.Fatalf("the first call: %d %s, want the branch's 425", r.Status, r.Body)
+	}
+	r := dtmCall(t, base, path, "gid-dtm-425", "01", "action", `{"amount":30}`)
+	if r.Status != http.StatusOK || r.Header.Get("Idempotent-Replayed") != "" || runs.Load() != 2 {
+		t.Fatalf("dtm's next call: %d %s (replayed %q, %d runs), want the branch run again",
+			r.Status, r.Body, r.Header.Get("Idempotent-Replayed"), runs.Load())
+	}
+}

@@ -55,7 +55,9 @@ func codeOf(e *middleware.Error) int {
 // A service that answers {code, msg} with HTTP 200, as go-zero's docs
 // teach, answers the middleware's refusals in that convention too: its
 // error handler is not asked (the docs' would answer them with an empty
-// 500), its refusal handler is.
+// 500), its refusal handler is. The errors and xhttp packages here stand
+// for github.com/zeromicro/x/errors and github.com/zeromicro/x/http, whose
+// names and JSON they copy: a service imports those.
 func ExampleLockMiddleware_SetRefusalHandler() {
 	mr, _ := miniredis.Run()
 	defer mr.Close()

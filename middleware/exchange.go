@@ -51,7 +51,7 @@ func (x *exchange) Failed(ended error) bool {
 func (x *exchange) Answer(ended error) guard.Answer {
 	cw := x.held
 	status := cw.finalStatus()
-	if !recordable(ended, status) {
+	if !recordable(ended, status, x.ru.rejectCode) {
 		return guard.Answer{}
 	}
 	why := cw.passedThrough

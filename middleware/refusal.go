@@ -33,7 +33,9 @@ import (
 // A refusal never becomes a 5xx: a status of 500 or more from h, for an
 // answer that is not itself the 503 of a store that is down, is replaced
 // with e.Status, and so is a status outside 200 to 599; a body that
-// cannot be marshalled is replaced with the default one. That is logged,
+// cannot be marshalled is replaced with the default one, and so is the
+// answer of an h that panics. h gets a copy of the *Error: changing it
+// changes nothing of the answer but through h's results. That is logged,
 // once per middleware, as a bug of h. Call SetRefusalHandler before the
 // server starts; nil restores the default answer.
 func (m *LockMiddleware) SetRefusalHandler(h func(ctx context.Context, e *Error) (status int, body any)) {
@@ -58,7 +60,13 @@ func (m *LockMiddleware) respond(w http.ResponseWriter, r *http.Request, e *Erro
 		httpx.WriteJsonCtx(ctx, w, e.Status, defaultBody(e))
 		return
 	}
-	status, body := (*h)(ctx, e)
+	// h gets a copy: what it changes in its *Error cannot move the clamp.
+	own := *e
+	status, body, ok := m.callRefusalHandler(ctx, *h, &own)
+	if !ok {
+		httpx.WriteJsonCtx(ctx, w, e.Status, defaultBody(e))
+		return
+	}
 	if !allowedStatus(status, e) {
 		m.badRefusal(ctx, "answered status %d to a refusal of %d (%s), which must not become a 5xx: "+
 			"answered %d instead; return a status below 500 (200 for a {code, msg} convention)", status, e.Status, e.Code, e.Status)
@@ -78,6 +86,20 @@ func (m *LockMiddleware) respond(w http.ResponseWriter, r *http.Request, e *Erro
 		}
 		httpx.WriteJsonCtx(ctx, w, status, json.RawMessage(raw))
 	}
+}
+
+// callRefusalHandler runs h; ok is false when h panicked (logged, once),
+// and the caller answers the default instead of go-zero's recovery 500.
+func (m *LockMiddleware) callRefusalHandler(ctx context.Context, h func(context.Context, *Error) (int, any),
+	e *Error) (status int, body any, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			m.badRefusal(ctx, "panicked on %s (%v): answered the default instead", e.Code, p)
+			ok = false
+		}
+	}()
+	status, body = h(ctx, e)
+	return status, body, true
 }
 
 // allowedStatus tells whether a refusal handler may answer e with status:

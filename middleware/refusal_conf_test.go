@@ -113,3 +113,15 @@ func TestRejectCodeMustBe4xx(t *testing.T) {
 		})
 	}
 }
+
+// A rule in limit mode refuses no duplicate, so a RejectCode on it would
+// change nothing: refused at start-up rather than ignored.
+func TestRejectCodeRefusedInLimitMode(t *testing.T) {
+	_, err := middleware.NewLockMiddleware(middleware.LockConf{Rules: []middleware.LockRule{{
+		Method: http.MethodGet, Path: "/exports", Keys: []string{"header:X-User-Id"}, Mode: middleware.ModeLimit, Permits: 2,
+		RejectCode: http.StatusTooEarly,
+	}}}, nil)
+	if !errors.Is(err, middleware.ErrBadConfig) || !strings.Contains(err.Error(), "remove RejectCode") {
+		t.Fatalf("err = %v, want ErrBadConfig saying to remove RejectCode", err)
+	}
+}

@@ -94,9 +94,21 @@ func TestRefusalHandlerCannotAnswer5xx(t *testing.T) {
 	type answer struct {
 		status int
 		body   any
+		mutate bool // the hook sets e.Status to 500 and answers it
+		panics bool
 	}
 	var next atomic.Pointer[answer] // set before each request, read by the handler
-	hook := func(ctx context.Context, e *middleware.Error) (int, any) { a := next.Load(); return a.status, a.body }
+	hook := func(ctx context.Context, e *middleware.Error) (int, any) {
+		a := next.Load()
+		switch {
+		case a.panics:
+			panic("a bug in the refusal handler")
+		case a.mutate:
+			e.Status = http.StatusInternalServerError
+			return e.Status, nil
+		}
+		return a.status, a.body
+	}
 	up := mustMiddleware(t, resttest.OrdersConf(middleware.ModeInflight, 5*time.Second, "header:X-User-Id", "json:orderId"), newStore(srv))
 	up.SetRefusalHandler(hook)
 	broken := mustMiddleware(t, resttest.OrdersConf(middleware.ModeInflight, 5*time.Second, "header:X-User-Id", "json:orderId"), downStore)
@@ -124,16 +136,19 @@ func TestRefusalHandlerCannotAnswer5xx(t *testing.T) {
 		wantStatus int
 		wantBody   string
 	}{
-		{"500 for a duplicate", base, answer{http.StatusInternalServerError, map[string]int{"code": 1}}, http.StatusConflict, `{"code":1}`},
-		{"503 for a duplicate", base, answer{http.StatusServiceUnavailable, nil}, http.StatusConflict, ""},
-		{"no status", base, answer{0, map[string]int{"code": 2}}, http.StatusConflict, `{"code":2}`},
-		{"unmarshallable body", base, answer{http.StatusOK, map[string]any{"f": func() {}}}, http.StatusOK,
+		{"500 for a duplicate", base, answer{status: http.StatusInternalServerError, body: map[string]int{"code": 1}}, http.StatusConflict, `{"code":1}`},
+		{"503 for a duplicate", base, answer{status: http.StatusServiceUnavailable, body: nil}, http.StatusConflict, ""},
+		{"no status", base, answer{status: 0, body: map[string]int{"code": 2}}, http.StatusConflict, `{"code":2}`},
+		{"unmarshallable body", base, answer{status: http.StatusOK, body: map[string]any{"f": func() {}}}, http.StatusOK,
 			`{"code":"duplicate_request","message":"the same request is already being handled, retry later"}`},
-		{"nil body", base, answer{http.StatusTooManyRequests, nil}, http.StatusTooManyRequests, ""},
-		{"error body", base, answer{http.StatusConflict, errors.New("busy")}, http.StatusConflict, "busy\n"},
-		{"503 of a store that is down", brokenBase, answer{http.StatusServiceUnavailable, map[string]int{"code": 3}},
+		{"nil body", base, answer{status: http.StatusTooManyRequests}, http.StatusTooManyRequests, ""},
+		{"a 500 written into the *Error", base, answer{mutate: true}, http.StatusConflict, ""},
+		{"a panic", base, answer{panics: true}, http.StatusConflict,
+			`{"code":"duplicate_request","message":"the same request is already being handled, retry later"}`},
+		{"error body", base, answer{status: http.StatusConflict, body: errors.New("busy")}, http.StatusConflict, "busy\n"},
+		{"503 of a store that is down", brokenBase, answer{status: http.StatusServiceUnavailable, body: map[string]int{"code": 3}},
 			http.StatusServiceUnavailable, `{"code":3}`},
-		{"200 of a store that is down", brokenBase, answer{http.StatusOK, map[string]int{"code": 4}},
+		{"200 of a store that is down", brokenBase, answer{status: http.StatusOK, body: map[string]int{"code": 4}},
 			http.StatusOK, `{"code":4}`},
 	} {
 		next.Store(&tc.answer)

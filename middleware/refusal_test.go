@@ -83,7 +83,8 @@ func TestEveryAnswerUnderDocsErrorHandler(t *testing.T) {
 	srv := redistest.Start(t)
 	c := middleware.LockConf{MaxBodyBytes: 64, Rules: []middleware.LockRule{
 		{Method: http.MethodPost, Path: "/orders", Keys: []string{"header:X-User-Id", "json:orderId"}},
-		{Method: http.MethodPost, Path: "/pay", Keys: []string{"header:Idempotency-Key"}, Mode: middleware.ModeReplay},
+		{Method: http.MethodPost, Path: "/pay", Keys: []string{"header:Idempotency-Key"}, Mode: middleware.ModeReplay,
+			SharedKeys: true},
 	}}
 	m := mustMiddleware(t, c, newStore(srv))
 	var p payments

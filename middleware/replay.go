@@ -22,9 +22,15 @@ const maxStoredPayload = 64 << 20
 // was live; once its context ended, a 4xx is most often the handler's
 // report of that cancellation (go-zero answers a plain error with 400),
 // not the answer to the request, so it is not kept and the retry runs.
-func recordable(ended error, status int) bool {
+// An answer that says "not done yet, retry later" is never kept, or every
+// retry would get it for Retain and the work would never run: the rule's
+// own RejectCode (rejectCode), 425 Too Early (dtm's "still running") and
+// 429 Too Many Requests.
+func recordable(ended error, status, rejectCode int) bool {
 	switch {
 	case status >= http.StatusInternalServerError:
+		return false
+	case status == rejectCode || status == http.StatusTooEarly || status == http.StatusTooManyRequests:
 		return false
 	case status >= http.StatusBadRequest:
 		return ended == nil

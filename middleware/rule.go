@@ -126,6 +126,10 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 		if err := checkRejectCode(r.RejectCode); err != "" {
 			return nil, bad("%s", err)
 		}
+		if ru.Policy.Permits > 0 {
+			return nil, bad("RejectCode is the status of a refused duplicate, and limit mode refuses none: " +
+				"a request over the limit always gets 429; remove RejectCode from this rule")
+		}
 		ru.rejectCode = r.RejectCode
 	}
 	if r.Message != "" {

@@ -116,6 +116,9 @@ func TestReplayAcrossKilledProcesses(t *testing.T) {
 			}
 		}
 	}
+	if waited == 0 {
+		t.Errorf("no duplicate on the Wait rule got the first answer while it waited (%d refused): Wait never replayed", waitRefused)
+	}
 	record(t, fmt.Sprintf("%d rest.Server processes, replay mode, Expire %v with default renewal and MaxHold; handler 0.3-3 × Expire, 1 in %d at %v; "+
 		"%d workers x 2-5 concurrent duplicates per key + 1 late retry, half the keys on a Wait: %v rule; a process SIGKILLed mid-run every %v, replaced",
 		replayProcesses, replayExpire, replaySlowShare, replaySlow, workers, replayWait, killEvery),
@@ -249,12 +252,15 @@ func (w *replayWorkload) killOne(r *rand.Rand) {
 	w.mu.Unlock()
 	inside := w.prefix + ":inside:" + p.id
 	p.dead.Store(true)
+	// Dead first, then noted: a run that starts in the process between
+	// the note and the death would otherwise pass as one of a killed
+	// process, and take over a marker of a live run.
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
 	at := time.Now()
 	if err := w.admin.SAdd(ctx, w.prefix+":killed", p.id).Err(); err != nil {
 		w.t.Errorf("note the kill of %s: %v", p.id, err)
 	}
-	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
 	n, _ := w.admin.Get(ctx, inside).Int64()
 	w.mu.Lock()
 	w.killed[p.id] = at
