@@ -26,9 +26,9 @@ const (
 	// ModeReplay stores the first response for a key in place of its lock,
 	// for Retain, and answers every later retry with it (Idempotent-Replayed:
 	// true) instead of running the handler again; a retry with another
-	// request under the same key is refused with 422. A 5xx or a panic
-	// stores nothing and frees the key, so the retry runs again. See the
-	// package doc.
+	// request under the same key is refused with 422. A 5xx, a panic, or a
+	// "not done yet" answer (RejectCode, 425, 429) stores nothing and frees
+	// the key, so the retry runs again. See the package doc.
 	ModeReplay = guard.ModeReplay
 	// ModeLimit lets up to Permits requests of one key run at once (two
 	// concurrent exports per user, say) and refuses the next with 429 Too
