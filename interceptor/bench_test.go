@@ -21,7 +21,8 @@ import (
 // order id and user) with one whose handler does the raw floor itself
 // (Refund), on one in-process gRPC server, 50 concurrent clients per run
 // on 2 CPUs, distinct orders. The ratio of the two is what make bench
-// reports; this benchmark is the one to profile:
+// reports (with the same rule with DisableRenew, renewal off, beside it);
+// this benchmark is the one to profile:
 //
 //	go test -run '^$' -bench 'Unary/interceptor' -cpuprofile cpu.out ./interceptor
 //	go tool pprof -top -focus zerolock/interceptor cpu.out
@@ -39,6 +40,13 @@ func BenchmarkUnary(b *testing.B) {
 		b.Fatal(err)
 	}
 	client := serveWith(b, lock, floor.Payments{Redis: rdb, Prefix: "bench:floor:", TTL: 10 * time.Second})
+	noRenew, err := interceptor.UnaryServerInterceptorWithBackend(interceptor.LockConf{DisableRenew: true, Rules: []interceptor.LockRule{{
+		Method: "/zerolock.test.Payments/Pay", Keys: []string{"field:order.id", "metadata:x-user"},
+	}}}, redislock.NewBackend(rdb, redislock.WithoutWakeups()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	noRenewClient := serveWith(b, noRenew, floor.Payments{Redis: rdb, Prefix: "bench:floor:", TTL: 10 * time.Second})
 	calls := map[string]func(context.Context, *testpb.PayRequest) error{
 		"floor": func(ctx context.Context, req *testpb.PayRequest) error {
 			_, err := client.Refund(ctx, req)
@@ -48,9 +56,13 @@ func BenchmarkUnary(b *testing.B) {
 			_, err := client.Pay(ctx, req)
 			return err
 		},
+		"interceptor-DisableRenew": func(ctx context.Context, req *testpb.PayRequest) error {
+			_, err := noRenewClient.Pay(ctx, req)
+			return err
+		},
 	}
 	var next atomic.Int64
-	for _, name := range []string{"floor", "interceptor"} {
+	for _, name := range []string{"floor", "interceptor", "interceptor-DisableRenew"} {
 		call := calls[name]
 		b.Run(name, func(b *testing.B) {
 			b.SetParallelism(25)
