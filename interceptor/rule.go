@@ -104,7 +104,7 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 			SharedKeys: c.SharedKeys},
 		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain,
 			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait,
-			SharedKeys: r.SharedKeys, NamesCaller: named},
+			SharedKeys: r.SharedKeys, NamesCaller: named, RejectCode: r.RejectCode != ""},
 		replayOnly...)
 	if err != nil {
 		return nil, bad("%v", err)
@@ -116,10 +116,6 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	if r.RejectCode != "" {
 		if ru.rejectCode, err = parseRejectCode(r.RejectCode); err != nil {
 			return nil, bad("%v", err)
-		}
-		if ru.Policy.Permits > 0 {
-			return nil, bad("RejectCode is the code of a refused duplicate, and limit mode refuses none: " +
-				"a call over the limit always gets Aborted with a QuotaFailure; remove RejectCode from this rule")
 		}
 	}
 	if r.Message != "" {

@@ -115,7 +115,7 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 			SharedKeys: c.SharedKeys},
 		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain,
 			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait,
-			SharedKeys: r.SharedKeys, NamesCaller: named},
+			SharedKeys: r.SharedKeys, NamesCaller: named, RejectCode: r.RejectCode != 0},
 		replayOnly...)
 	if err != nil {
 		return nil, bad("%v", err)
@@ -125,10 +125,6 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	if r.RejectCode != 0 {
 		if err := checkRejectCode(r.RejectCode); err != "" {
 			return nil, bad("%s", err)
-		}
-		if ru.Policy.Permits > 0 {
-			return nil, bad("RejectCode is the status of a refused duplicate, and limit mode refuses none: " +
-				"a request over the limit always gets 429; remove RejectCode from this rule")
 		}
 		ru.rejectCode = r.RejectCode
 	}

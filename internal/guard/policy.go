@@ -70,6 +70,10 @@ type Settings struct {
 	Renew bool
 	// Wait is replay mode's; Compile applies it.
 	Wait time.Duration
+	// RejectCode, on a rule's Settings, says that the rule sets its own
+	// answer to a refused duplicate; Compile refuses it in limit mode,
+	// which refuses no duplicate.
+	RejectCode bool
 	// SharedKeys says that the keys are shared by different callers on
 	// purpose, on the configuration or on the rule: a replay rule then
 	// need not name its caller (see Compile), and Rule.Shared is set.

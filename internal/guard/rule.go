@@ -81,6 +81,10 @@ func (g *Guard) Compile(label string, namespace []string, defaults, rule Setting
 			return nil, fmt.Errorf("%w: Wait %v must not be negative", ErrBadPolicy, policy.Wait)
 		}
 	}
+	if policy.Permits > 0 && rule.RejectCode {
+		return nil, fmt.Errorf("%w: RejectCode answers a refused duplicate, and limit mode refuses none "+
+			"(a request over the limit gets limit mode's own refusal): remove RejectCode from this rule", ErrBadPolicy)
+	}
 	switch {
 	case g.Fence && policy.Replay:
 		return nil, fmt.Errorf("%w: Fence cannot be used in replay mode: its lock is taken by a script that also "+
