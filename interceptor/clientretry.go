@@ -2,7 +2,6 @@ package interceptor
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -16,10 +15,6 @@ import (
 // large MaxAttempts never makes a wait overflow or outlast any sensible
 // deadline.
 const maxBackoff = time.Minute
-
-// errAttemptTimeout is the cause of an attempt's context that
-// AttemptTimeout cut, as opposed to the caller's deadline.
-var errAttemptTimeout = errors.New("zerolock: the attempt ran past AttemptTimeout")
 
 // client is the interceptor UnaryClientInterceptor returns.
 type client struct {
@@ -51,16 +46,22 @@ func (cl *client) intercept(ctx context.Context, method string, req, reply any, 
 }
 
 // attempt makes one attempt, bounded by AttemptTimeout if set, and
-// reports whether AttemptTimeout (not the caller) cut it.
+// reports whether AttemptTimeout (not the caller's deadline, nor the
+// server's own DeadlineExceeded) cut it. The attempt's deadline having
+// passed is the test, not its context's error: the server, which gets the
+// deadline with the call, may end the stream at it before the client's
+// own timer fires.
 func (cl *client) attempt(ctx context.Context, call func(context.Context) error) (cut bool, err error) {
 	if cl.conf.AttemptTimeout <= 0 {
 		return false, call(ctx)
 	}
-	attemptCtx, cancel := context.WithTimeoutCause(ctx, cl.conf.AttemptTimeout, errAttemptTimeout)
+	attemptCtx, cancel := context.WithTimeout(ctx, cl.conf.AttemptTimeout)
 	defer cancel()
+	deadline, _ := attemptCtx.Deadline()
+	callerDeadline, bounded := ctx.Deadline()
+	own := !bounded || deadline.Before(callerDeadline)
 	err = call(attemptCtx)
-	cut = status.Code(err) == codes.DeadlineExceeded && ctx.Err() == nil &&
-		errors.Is(context.Cause(attemptCtx), errAttemptTimeout)
+	cut = own && status.Code(err) == codes.DeadlineExceeded && ctx.Err() == nil && !time.Now().Before(deadline)
 	return cut, err
 }
 
