@@ -25,12 +25,10 @@ type scripted struct {
 
 	mu   sync.Mutex
 	keys []string // the idempotency-key of each attempt, "" for none
-	// arrived has a value per attempt, for tests that wait for one.
-	arrived chan struct{}
 }
 
 func newScripted(answers ...error) *scripted {
-	return &scripted{answers: answers, arrived: make(chan struct{}, 100)}
+	return &scripted{answers: answers}
 }
 
 func (s *scripted) Pay(ctx context.Context, _ *testpb.PayRequest) (*testpb.PayReply, error) {
@@ -50,7 +48,6 @@ func (s *scripted) answer(ctx context.Context) (*testpb.PayReply, error) {
 	i := len(s.keys)
 	s.keys = append(s.keys, key)
 	s.mu.Unlock()
-	s.arrived <- struct{}{}
 	if s.hang[i] {
 		<-ctx.Done()
 		return nil, ctx.Err()
