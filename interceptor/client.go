@@ -105,21 +105,21 @@ func UnaryClientInterceptor(c ClientConf) (grpc.UnaryClientInterceptor, error) {
 	c = withClientDefaults(c)
 	var errs []error
 	if c.MaxAttempts < 1 {
-		errs = append(errs, fmt.Errorf("%w: MaxAttempts is %d: set it to 1 or more (1 never retries), or leave it out for %d",
+		errs = append(errs, fmt.Errorf("%w: ClientConf.MaxAttempts is %d: set it to 1 or more (1 never retries), or leave it out for %d",
 			ErrBadConfig, c.MaxAttempts, DefaultMaxAttempts))
 	}
 	if c.Backoff < 0 {
-		errs = append(errs, fmt.Errorf("%w: Backoff is %v: set it to a positive duration, or leave it out for %v",
+		errs = append(errs, fmt.Errorf("%w: ClientConf.Backoff is %v: set it to a positive duration, or leave it out for %v",
 			ErrBadConfig, c.Backoff, DefaultBackoff))
 	}
 	if c.AttemptTimeout < 0 {
-		errs = append(errs, fmt.Errorf("%w: AttemptTimeout is %v: set it to a positive duration, or leave it out to bound attempts by the caller's deadline only",
+		errs = append(errs, fmt.Errorf("%w: ClientConf.AttemptTimeout is %v: set it to a positive duration, or leave it out to bound attempts by the caller's deadline only",
 			ErrBadConfig, c.AttemptTimeout))
 	}
 	methods := make(map[string]bool, len(c.Methods))
 	for _, m := range c.Methods {
 		if err := checkClientMethod(m); err != nil {
-			errs = append(errs, fmt.Errorf("%w: Methods: %s: %v", ErrBadConfig, m, err))
+			errs = append(errs, fmt.Errorf("%w: ClientConf.Methods: %s: %v", ErrBadConfig, m, err))
 		}
 		methods[m] = true
 	}
