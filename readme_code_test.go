@@ -17,6 +17,7 @@ var readmeGoSources = []string{
 	"middleware/example_readme_test.go",
 	"middleware/example_refusal_test.go",
 	"interceptor/example_readme_test.go",
+	"interceptor/client_example_test.go",
 	"redislock/example_readme_test.go",
 	"example/api/internal/svc/servicecontext.go",
 	"example/rpc/payments.go",
