@@ -63,7 +63,12 @@ func withClientDefaults(c ClientConf) ClientConf {
 // the request: the same request retried makes the same keys, and a handler
 // that calls a method twice makes two. Anywhere else (a cron job, a queue
 // consumer) it is a fresh random key per logical call. The key is made
-// once per logical call and sent on every attempt of it.
+// once per logical call and sent on every attempt of it. Ordinals follow
+// the order in which the handler makes its calls, so a handler that calls
+// one method from several goroutines at once should put its own key on
+// each call (one per item, say): otherwise a retried request may number
+// them in another order, and a server in replay mode refuses a key reused
+// for another request with InvalidArgument.
 //
 // An attempt is retried when it failed with codes.Unavailable, when it was
 // refused with a google.rpc.RetryInfo (an in-flight duplicate: the retry,
@@ -118,6 +123,9 @@ func UnaryClientInterceptor(c ClientConf) (grpc.UnaryClientInterceptor, error) {
 	}
 	methods := make(map[string]bool, len(c.Methods))
 	for _, m := range c.Methods {
+		if methods[m] {
+			continue
+		}
 		if err := checkClientMethod(m); err != nil {
 			errs = append(errs, fmt.Errorf("%w: ClientConf.Methods: %s: %v", ErrBadConfig, m, err))
 		}
