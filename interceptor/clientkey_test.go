@@ -99,3 +99,28 @@ func TestClientKeyCallersOwn(t *testing.T) {
 		t.Fatalf("the attempts carried %q, want the caller's order-42", keys[0])
 	}
 }
+
+// TestClientKeyInLimitMode: limit mode lets requests of one key run
+// together, so they are not retries of each other: each request's calls
+// get keys of their own.
+func TestClientKeyInLimitMode(t *testing.T) {
+	srv := redistest.Start(t)
+	back := newScripted()
+	front := &checkout{downstream: dialClient(t, serveGRPC(t, back), fastRetries())}
+	lock := interceptor.LockConf{Mode: interceptor.ModeLimit, Permits: 2, Rules: []interceptor.LockRule{{
+		Method: refundMethod, Keys: []string{"field:order.id", "metadata:x-user-id"}}}}
+	client := serve(t, lock, newStore(srv), front)
+	for range 2 {
+		if _, err := client.Refund(withUser("alice"), order("K-5")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := back.attempts()
+	seen := make(map[string]bool)
+	for _, k := range keys {
+		seen[k] = true
+	}
+	if len(keys) != 4 || len(seen) != 4 {
+		t.Fatalf("two requests of one limit key, two calls each, carried keys %q: want four different", keys)
+	}
+}
