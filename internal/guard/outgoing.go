@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"strconv"
+	"encoding/binary"
 )
 
 // OutgoingKey returns the idempotency key of an outgoing call (call names
@@ -13,21 +13,33 @@ import (
 // serves a request that a rule matched (RequestFrom), the key is derived
 // from the request's key, call and the ordinal of this call to it within
 // the request, so the same request retried makes the same keys and two
-// calls make two; otherwise it is random, one per logical call. Callers
-// compute it once per logical call and send it with every attempt.
+// calls make two; otherwise it is 128 random bits, one per logical call.
+// Callers compute it once per logical call and send it with every
+// attempt, so that the ordinal counts calls, not attempts.
 func OutgoingKey(ctx context.Context, call string) string {
 	r, ok := RequestFrom(ctx)
 	if !ok {
-		var b [18]byte
-		_, _ = rand.Read(b[:])
+		var b [16]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
 		return base64.RawURLEncoding.EncodeToString(b[:])
 	}
-	n := r.Next(call)
+	return derivedKey(r.Key, call, r.Next(call))
+}
+
+// derivedKey hashes the served request's key, the call and the ordinal of
+// the call into a key of 43 characters (SHA-256, base64url): bounded
+// whatever the request's key, and revealing nothing of it to the service
+// called. Each part is length-prefixed, so that no two different triples
+// hash the same bytes.
+func derivedKey(requestKey, call string, ordinal int) string {
 	h := sha256.New()
-	for _, part := range []string{r.Key, call, strconv.Itoa(n)} {
-		h.Write([]byte(strconv.Itoa(len(part))))
-		h.Write([]byte{':'})
+	var n [8]byte
+	for _, part := range []string{requestKey, call} {
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
 		h.Write([]byte(part))
 	}
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:24])
+	binary.BigEndian.PutUint64(n[:], uint64(ordinal))
+	h.Write(n[:])
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }

@@ -9,7 +9,9 @@ import (
 // retried makes the same keys, two calls two keys, another call or
 // request others), random without one.
 func TestOutgoingKey(t *testing.T) {
-	served := func() context.Context { return withRequest(context.Background(), "zerolock:http:POST:/checkout:abc", false) }
+	served := func() context.Context {
+		return withRequest(context.Background(), "zerolock:http:POST:/checkout:abc", false)
+	}
 	first, retried := served(), served()
 	a1, a2 := OutgoingKey(first, "/pay.P/Pay"), OutgoingKey(first, "/pay.P/Pay")
 	b1, b2 := OutgoingKey(retried, "/pay.P/Pay"), OutgoingKey(retried, "/pay.P/Pay")
