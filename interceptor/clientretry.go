@@ -68,7 +68,8 @@ func (cl *client) attempt(ctx context.Context, call func(context.Context) error)
 // retryWait says whether an attempt that failed with err may be retried,
 // and after how long: the delay of a RetryInfo the refusal carries, or
 // backoff for Unavailable and an attempt AttemptTimeout cut. Any other
-// failure is the call's answer.
+// failure is the call's answer, and so is a RetryInfo delay over
+// maxBackoff, which no call should wait for.
 func retryWait(err error, cut bool, backoff time.Duration) (time.Duration, bool) {
 	if cut {
 		return backoff, true
@@ -82,7 +83,11 @@ func retryWait(err error, cut bool, backoff time.Duration) (time.Duration, bool)
 			if info.GetRetryDelay() == nil {
 				return backoff, true
 			}
-			return max(info.GetRetryDelay().AsDuration(), 0), true
+			d := max(info.GetRetryDelay().AsDuration(), 0)
+			// A server that asks for longer than maxBackoff (a result that
+			// could not be kept, refused until its Retain passes) is not
+			// waited for: that is the call's answer.
+			return d, d <= maxBackoff
 		}
 	}
 	return backoff, st.Code() == codes.Unavailable

@@ -49,6 +49,7 @@ func TestRetryWait(t *testing.T) {
 		{"the server's DeadlineExceeded", status.Error(codes.DeadlineExceeded, ""), false, 0, false},
 		{"aborted with RetryInfo", refusal(codes.Aborted, "", 3*time.Second), false, 3 * time.Second, true},
 		{"aborted without", status.Error(codes.Aborted, ""), false, 0, false},
+		{"RetryInfo past maxBackoff", refusal(codes.Aborted, "", 24*time.Hour), false, 0, false},
 		{"internal", status.Error(codes.Internal, ""), false, 0, false},
 		{"not a status", errors.New("boom"), false, 0, false},
 		{"cancelled", context.Canceled, false, 0, false},
