@@ -2,6 +2,7 @@ package interceptor_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -24,18 +25,33 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/zerolock/zerolock/interceptor"
+	"github.com/zerolock/zerolock/internal/testing/readmetest"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/testpb"
 )
 
-// TestBehindGateway: a client of go-zero's gateway sends the standard
-// Idempotency-Key and Authorization headers, which the gateway forwards,
-// through GatewayHeaders, as the metadata a replay rule reads: the same
-// POST sent twice runs the method once and the retry gets the stored
-// answer, marked replayed; a POST without the key is the interceptor's
-// InvalidArgument, which the gateway answers 400. The gateway on its own
-// forwards Grpc-Metadata-Idempotency-Key as gateway-idempotency-key, which
-// the rule does not read.
+// readmeGatewayConf loads the rule of the README's "Behind go-zero's
+// gateway", its method, which no service linked here declares, replaced
+// with method.
+func readmeGatewayConf(t *testing.T, method string) interceptor.LockConf {
+	t.Helper()
+	var c struct{ Lock interceptor.LockConf }
+	readmetest.LoadYAML(t, "../README.md", "metadata:idempotency-key, metadata:authorization", &c)
+	if len(c.Lock.Rules) != 1 || c.Lock.Rules[0].Mode != interceptor.ModeReplay {
+		t.Fatalf("the README's rule behind the gateway: %+v, want one rule, in replay mode", c.Lock.Rules)
+	}
+	c.Lock.Rules[0].Method = method
+	return c.Lock
+}
+
+// TestBehindGateway: under the README's rule, a client of go-zero's
+// gateway sends the standard Idempotency-Key and Authorization headers,
+// which the gateway forwards, through GatewayHeaders, as the metadata the
+// rule reads: the same POST sent twice runs the method once and the retry
+// gets the stored answer, marked replayed; a POST without the key is the
+// interceptor's InvalidArgument, which the gateway answers 400. The gateway
+// on its own forwards Grpc-Metadata-Idempotency-Key as
+// gateway-idempotency-key, which the rule does not read.
 func TestBehindGateway(t *testing.T) {
 	srv := redistest.Start(t)
 	impl := newPayments()
@@ -45,10 +61,7 @@ func TestBehindGateway(t *testing.T) {
 		seen.Store(&md)
 		return h(ctx, req)
 	}
-	lock := interceptor.MustUnaryServerInterceptor(interceptor.LockConf{
-		Mode:  interceptor.ModeReplay,
-		Rules: []interceptor.LockRule{{Method: payMethod, Keys: []string{"metadata:idempotency-key", "metadata:authorization"}}},
-	}, newStore(srv))
+	lock := interceptor.MustUnaryServerInterceptor(readmeGatewayConf(t, payMethod), newStore(srv))
 	base := serveGateway(t, serveAddr(t, lock, impl, nil, record),
 		gateway.WithHeaderProcessor(interceptor.GatewayHeaders("Idempotency-Key", "Authorization")))
 
@@ -183,4 +196,18 @@ func writeProtoSet(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// A gateway's processor forwards the named headers under their lowercased
+// names, every value, whatever the case a client spelled them in; other
+// headers, Grpc-Metadata-* included, are left to the gateway.
+func ExampleGatewayHeaders() {
+	forward := interceptor.GatewayHeaders("Idempotency-Key", "Authorization")
+	h := http.Header{}
+	h.Set("idempotency-key", "k-1")
+	h.Add("Authorization", "Bearer alice")
+	h.Set("Grpc-Metadata-Trace-Id", "t-1")
+	h.Set("Cookie", "session=s")
+	fmt.Println(forward(h))
+	// Output: [idempotency-key:k-1 authorization:Bearer alice]
 }
