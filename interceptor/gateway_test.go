@@ -4,19 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/logx"
-	"github.com/zeromicro/go-zero/core/proc"
 	"github.com/zeromicro/go-zero/gateway"
+	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/zrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -27,6 +25,7 @@ import (
 	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/internal/testing/readmetest"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/internal/testing/resttest"
 	"github.com/zerolock/zerolock/internal/testing/testpb"
 )
 
@@ -96,27 +95,27 @@ func TestBehindGateway(t *testing.T) {
 	}
 }
 
-// serveGateway runs go-zero's gateway on a free 127.0.0.1 port in front of
-// the gRPC server at grpcAddr, with POST /pay mapped to Pay, until the test
-// ends, and returns its base URL. The gateway reads the service from a
-// descriptor set (ProtoSets), written from testpb's compiled descriptor:
-// without ProtoSets it asks the server's reflection service over a stream
-// that it never closes, whose zrpc tracing goroutines outlive the gateway.
+// serveGateway runs go-zero's gateway in front of the gRPC server at
+// grpcAddr, with POST /pay mapped to Pay, until the test ends, and returns
+// its base URL. The gateway reads the service from a descriptor set
+// (ProtoSets), written from testpb's compiled descriptor: without ProtoSets
+// it asks the server's reflection service over a stream that it never
+// closes, whose zrpc tracing goroutines outlive the gateway.
+//
+// The gateway's own http.Server stops only at the process's shutdown, and
+// proc.Shutdown, go-zero's hook for tests, would also unregister every
+// go-zero metric of the process (the other tests count theirs). So Start
+// builds the gateway's routes (its handlers, with the header processor and
+// the gRPC call) and then fails to listen on port -1, and a resttest
+// server, a go-zero rest server that the test stops, serves those routes.
 func serveGateway(t *testing.T, grpcAddr string, opts ...gateway.Option) string {
 	t.Helper()
 	var c gateway.GatewayConf
 	if err := conf.FillDefault(&c.RestConf); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	c.Name, c.Host, c.Port = "zerolock-test-gateway", "127.0.0.1", port
+	c.Name, c.Host, c.Port = "zerolock-test-gateway", "127.0.0.1", -1
 	c.DevServer.Enabled = false // its HTTP server is never stopped
-	c.CpuThreshold = 0          // no load shedding on a busy test machine
 	var up zrpc.RpcClientConf
 	if err := conf.FillDefault(&up); err != nil {
 		t.Fatal(err)
@@ -130,23 +129,21 @@ func serveGateway(t *testing.T, grpcAddr string, opts ...gateway.Option) string 
 	}}
 
 	server := gateway.MustNewServer(c, opts...)
-	logx.Disable() // rest.MustNewServer set the logs up again
-	done := make(chan struct{})
+	logx.Disable()         // rest.MustNewServer set the logs up again
+	t.Cleanup(server.Stop) // closes its connection to the gRPC server
+	listenFailed := make(chan any, 1)
 	go func() {
-		defer close(done)
-		server.Start()
+		defer func() { listenFailed <- recover() }()
+		server.Start() // logx.Must exits the process if the routes fail to build
 	}()
-	// The gateway's HTTP server stops only at the process's shutdown, which
-	// proc.Shutdown runs (go-zero's hook for tests); Stop then closes the
-	// gateway's connections to the gRPC server.
-	t.Cleanup(func() {
-		proc.Shutdown()
-		<-done
-		server.Stop()
-	})
-	addr := net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
-	redistest.WaitListening(t, addr)
-	return "http://" + addr
+	if r := <-listenFailed; r == nil {
+		t.Fatal("the gateway listened on port -1")
+	}
+	routes := server.Routes()
+	if len(routes) != 1 {
+		t.Fatalf("the gateway built %d routes, want POST /pay", len(routes))
+	}
+	return resttest.Serve(t, func(*rest.Server) {}, routes)
 }
 
 // gatewayAnswer is one answer of the gateway, read whole.
