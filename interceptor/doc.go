@@ -196,6 +196,19 @@
 // A server rule in replay mode keyed on metadata:idempotency-key (and the
 // caller) then runs the call once and hands its result to every retry.
 //
+// # Behind go-zero's gateway
+//
+// go-zero's gateway forwards to the service only the HTTP headers named
+// Grpc-Metadata-*, as metadata with a gateway- prefix
+// (gateway-idempotency-key), and drops a plain Idempotency-Key or
+// Authorization. GatewayHeaders, passed to gateway.WithHeaderProcessor in
+// the gateway, forwards them under their own names, so that a rule keyed
+// on metadata:idempotency-key and metadata:authorization serves the
+// gateway's clients as it serves zrpc's:
+//
+//	server := gateway.MustNewServer(c, gateway.WithHeaderProcessor(
+//		interceptor.GatewayHeaders("Idempotency-Key", "Authorization")))
+//
 // # Metrics and traces
 //
 // Calls that match a rule are counted in
