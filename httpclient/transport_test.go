@@ -83,7 +83,10 @@ func TestRetriesKeepKeyAndBody(t *testing.T) {
 	}{
 		{"409 with Retry-After", func(w http.ResponseWriter) { w.Header().Set("Retry-After", "0"); w.WriteHeader(http.StatusConflict) }},
 		{"425 with Retry-After", func(w http.ResponseWriter) { w.Header().Set("Retry-After", "0"); w.WriteHeader(http.StatusTooEarly) }},
-		{"429 with Retry-After", func(w http.ResponseWriter) { w.Header().Set("Retry-After", "0"); w.WriteHeader(http.StatusTooManyRequests) }},
+		{"429 with Retry-After", func(w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}},
 		{"503 with Retry-After", func(w http.ResponseWriter) {
 			w.Header().Set("Retry-After", "0")
 			w.WriteHeader(http.StatusServiceUnavailable)
