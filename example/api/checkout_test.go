@@ -1,11 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/zerolock/zerolock/example/rpc/payments"
+	"github.com/zerolock/zerolock/example/rpc/rpcserver"
 )
 
 // checkoutAnswer is the answer to POST /checkout.
@@ -107,5 +116,39 @@ func TestCheckoutWithoutAKeyIsRefused(t *testing.T) {
 	token := login(t, base, "grace")
 	if a := checkout(t, base, token, "", "o-1", false); a.status != http.StatusBadRequest {
 		t.Fatalf("a checkout without an Idempotency-Key: %d %s; want 400", a.status, a.raw)
+	}
+}
+
+// TestCheckoutCallsTheConfiguredPayments: with an endpoint in PaymentsRpc
+// the service pays through the payments service there and starts none of
+// its own.
+func TestCheckoutCallsTheConfiguredPayments(t *testing.T) {
+	t.Setenv("ZEROLOCK_REDIS_HOST", "")
+	elsewhere, err := rpcserver.StartInProcess(filepath.Join("..", "..", "etc", "rpc.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(elsewhere.Close)
+	c := loadConfig(t)
+	c.PaymentsRpc.Endpoints = []string{elsewhere.Addr()}
+	c.InProcessPayments = filepath.Join(t.TempDir(), "missing.yaml") // read only to start one
+	base, _ := startServer(t, c)
+	if a := checkout(t, base, login(t, base, "heidi"), "c-1", "o-1", false); a.status != http.StatusOK || a.body.Times != 1 {
+		t.Fatalf("checkout: %d %s; want 200, paid once", a.status, a.raw)
+	}
+
+	// The payment is the one elsewhere: paying the order there again
+	// replays it.
+	conn, err := grpc.NewClient(elsewhere.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var header metadata.MD
+	resp, err := payments.NewPaymentsClient(conn).Pay(
+		metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer heidi"),
+		&payments.PayReq{Order: &payments.Order{Id: "o-1", Amount: 300}}, grpc.Header(&header))
+	if err != nil || resp.GetTimes() != 1 || strings.Join(header.Get("idempotent-replayed"), ",") != "true" {
+		t.Fatalf("heidi's order paid at %s: %v, %v, header %v; want the checkout's payment replayed", elsewhere.Addr(), resp, err, header)
 	}
 }
