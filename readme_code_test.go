@@ -20,7 +20,7 @@ var readmeGoSources = []string{
 	"interceptor/client_example_test.go",
 	"redislock/example_readme_test.go",
 	"example/api/internal/svc/servicecontext.go",
-	"example/rpc/payments.go",
+	"example/rpc/rpcserver/rpcserver.go",
 }
 
 // TestReadmeGoBlocks keeps the README's Go code compiling: every code line
