@@ -28,7 +28,8 @@ const KeyHeader = "Idempotency-Key"
 //     AttemptTimeout cut a try;
 //   - on 409, 425, 429 and 503 answers that carry Retry-After (a duplicate
 //     still running, whose retry gets the replayed result; a rate or
-//     concurrency limit; an overloaded server), after that delay.
+//     concurrency limit; an overloaded server), after that delay, unless
+//     it is over a minute: such an answer is returned.
 //
 // Never on other answers, never more than MaxAttempts tries, and never
 // past the request's deadline: a wait or a try the deadline would cut is
@@ -103,6 +104,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			delay = jitter(wait) // no answer arrived, or AttemptTimeout cut the try
 		case retried[resp.StatusCode] && resp.Header.Get("Retry-After") != "":
 			delay = retryAfter(resp.Header.Get("Retry-After"), jitter(wait))
+			if delay > maxWait {
+				// A server asking for longer (a result refused until its
+				// Retain passes, 24 h) is answering, not throttling.
+				return resp, nil
+			}
 		default:
 			return resp, nil
 		}
@@ -120,9 +126,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, ctx.Err()
 		case <-timer.C:
 		}
-		wait *= 2
+		wait = min(2*wait, maxWait)
 	}
 }
+
+// maxWait bounds the wait between tries: the back-off's doubling stops at
+// it, and a longer Retry-After is the request's answer, not a wait.
+const maxWait = time.Minute
 
 // try sends one try of req with key and body, bounded by AttemptTimeout.
 func (t *transport) try(ctx context.Context, req *http.Request, key string, body []byte) (*http.Response, error) {
@@ -173,6 +183,9 @@ func readBody(req *http.Request) ([]byte, error) {
 // returns fallback.
 func retryAfter(v string, fallback time.Duration) time.Duration {
 	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		if secs > int(maxWait/time.Second) {
+			return maxWait + time.Second // past maxWait, without overflowing
+		}
 		return time.Duration(secs) * time.Second
 	}
 	if at, err := http.ParseTime(v); err == nil {

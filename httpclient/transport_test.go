@@ -224,3 +224,22 @@ func TestBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// A Retry-After over a minute (zerolock's refusal of a result it could not
+// keep, until its Retain passes) is the answer, not a wait: returned after
+// one try, even without a deadline.
+func TestLongRetryAfterIsTheAnswer(t *testing.T) {
+	for _, v := range []string{"86400", "99999999999999999"} {
+		rec, base := serve(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Retry-After", v)
+			w.WriteHeader(http.StatusConflict)
+		})
+		resp, err := post(t, client(t, httpclient.Conf{}), context.Background(), base+"/pay/1", "x")
+		if err != nil || resp.StatusCode != http.StatusConflict {
+			t.Fatalf("Retry-After %s: answer %v, %v; want the 409", v, resp, err)
+		}
+		if keys, _ := rec.tries(); len(keys) != 1 {
+			t.Fatalf("Retry-After %s: %d tries, want 1", v, len(keys))
+		}
+	}
+}
