@@ -59,7 +59,8 @@ func isHarness(path string) bool {
 // imports no backend; etcdlock and zklock do not depend on redislock; the
 // middleware and the interceptor never import each other; nothing in the
 // library imports an example; the shared request flow (internal/guard)
-// knows no backend and no transport. locktest, the conformance suite,
+// knows no backend and no transport; the HTTP client (httpclient) knows no
+// backend and no server transport. locktest, the conformance suite,
 // ships like testing/fstest, so it depends on no harness, backend or
 // transport, nor on any module but this one. redislock's plumbing
 // (redislock/internal/...) is imported by redislock alone (Go enforces
@@ -75,6 +76,9 @@ func TestImportDirections(t *testing.T) {
 		module + "/internal/guard": {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor"},
 		module + "/middleware":     {module + "/interceptor"},
 		module + "/interceptor":    {module + "/middleware"},
+		// The HTTP client half knows no backend and no server transport: it
+		// reads the served request through internal/guard alone.
+		module + "/httpclient": {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor"},
 		// observe's backend-facing side is a leaf like observe.
 		module + "/observe/lockobs": {module + "/redislock", module + "/etcdlock", module + "/zklock", module + "/middleware", module + "/interceptor", module + "/internal/", module + "/observe"},
 	}

@@ -17,9 +17,10 @@ var readmeGoSources = []string{
 	"middleware/example_readme_test.go",
 	"middleware/example_refusal_test.go",
 	"interceptor/example_readme_test.go",
+	"interceptor/client_example_test.go",
 	"redislock/example_readme_test.go",
 	"example/api/internal/svc/servicecontext.go",
-	"example/rpc/payments.go",
+	"example/rpc/rpcserver/rpcserver.go",
 }
 
 // TestReadmeGoBlocks keeps the README's Go code compiling: every code line

@@ -180,6 +180,35 @@
 // infinite is refused with codes.InvalidArgument; inside a message key,
 // NaN (any NaN), +Inf and -Inf hash as one value each.
 //
+// # Client
+//
+// UnaryClientInterceptor is the other half, for the zrpc clients that call
+// such a server: each call to the methods of its ClientConf gets an
+// idempotency key (metadata idempotency-key: the caller's own, or one
+// derived from the request the calling handler serves, or a random one)
+// and is retried with it on Unavailable, on a refusal that carries a
+// RetryInfo, and when AttemptTimeout cut it, within MaxAttempts and the
+// caller's deadline:
+//
+//	conn := zrpc.MustNewClient(c.PaymentsRpc,
+//		zrpc.WithUnaryClientInterceptor(interceptor.MustUnaryClientInterceptor(c.Idempotency)))
+//
+// A server rule in replay mode keyed on metadata:idempotency-key (and the
+// caller) then runs the call once and hands its result to every retry.
+//
+// # Behind go-zero's gateway
+//
+// go-zero's gateway forwards to the service only the HTTP headers named
+// Grpc-Metadata-*, as metadata with a gateway- prefix
+// (gateway-idempotency-key), and drops a plain Idempotency-Key or
+// Authorization. GatewayHeaders, passed to gateway.WithHeaderProcessor in
+// the gateway, forwards them under their own names, so that a rule keyed
+// on metadata:idempotency-key and metadata:authorization serves the
+// gateway's clients as it serves zrpc's:
+//
+//	server := gateway.MustNewServer(c, gateway.WithHeaderProcessor(
+//		interceptor.GatewayHeaders("Idempotency-Key", "Authorization")))
+//
 // # Metrics and traces
 //
 // Calls that match a rule are counted in

@@ -117,6 +117,19 @@ func serveWith(t testing.TB, lock grpc.UnaryServerInterceptor, impl testpb.Payme
 func serveRegistered(t testing.TB, lock grpc.UnaryServerInterceptor, impl testpb.PaymentsServer,
 	registered func(*grpc.Server), outer ...grpc.UnaryServerInterceptor) testpb.PaymentsClient {
 	t.Helper()
+	conn, err := grpc.NewClient(serveAddr(t, lock, impl, registered, outer...), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return testpb.NewPaymentsClient(conn)
+}
+
+// serveAddr runs the server of serveRegistered until the test ends and
+// returns its address, for a client of the test's own (a gateway's).
+func serveAddr(t testing.TB, lock grpc.UnaryServerInterceptor, impl testpb.PaymentsServer,
+	registered func(*grpc.Server), outer ...grpc.UnaryServerInterceptor) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -128,10 +141,5 @@ func serveRegistered(t testing.TB, lock grpc.UnaryServerInterceptor, impl testpb
 	}
 	go func() { _ = s.Serve(l) }()
 	t.Cleanup(s.Stop)
-	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return testpb.NewPaymentsClient(conn)
+	return l.Addr().String()
 }

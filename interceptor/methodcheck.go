@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zeromicro/go-zero/core/logx"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -27,29 +28,77 @@ const maxSuggestions = 3
 // protoregistry.GlobalFiles. A rule for any other method would lock
 // nothing, so the error says what is linked instead.
 func linkedMethod(service, method string) (protoreflect.MethodDescriptor, error) {
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(service))
-	sd, ok := d.(protoreflect.ServiceDescriptor)
-	if err != nil || !ok {
-		hint := fmt.Sprintf("and none has a method %s", method)
-		if candidates := linkedServing(service, method); len(candidates) > 0 {
-			hint = didYouMean(candidates)
-		}
-		return nil, fmt.Errorf("no service linked into this binary is named %s (%s): %s", service, hint, fixMethod)
+	sd, ok := linkedService(service)
+	if !ok {
+		return nil, fmt.Errorf("no service linked into this binary is named %s (%s): %s",
+			service, notLinkedHint(service, method), fixMethod)
 	}
 	md := sd.Methods().ByName(protoreflect.Name(method))
 	if md == nil {
-		names := make([]string, sd.Methods().Len())
-		for i := range names {
-			names[i] = fullMethod(string(sd.FullName()), string(sd.Methods().Get(i).Name()))
-		}
 		return nil, fmt.Errorf("service %s has no method %s: set Method to one of its methods (%s), "+
 			"or set SkipMethodCheck on a rule for a method registered at run time",
-			service, method, strings.Join(names, ", "))
+			service, method, strings.Join(methodNames(sd), ", "))
 	}
 	if md.IsStreamingClient() || md.IsStreamingServer() {
 		return nil, errStreaming
 	}
 	return md, nil
+}
+
+// checkClientMethod checks a ClientConf method as linkedMethod checks a
+// rule's, but accepts, logged, one whose service is not linked: a client
+// may call a service it has no generated code for.
+func checkClientMethod(full string) error {
+	service, method, ok := splitMethod(full)
+	if !ok {
+		return errors.New("a method is /<proto package>.<Service>/<Method> as the service's .proto declares it " +
+			"(the FullMethodName constants of its _grpc.pb.go spell it): correct it")
+	}
+	sd, ok := linkedService(service)
+	if !ok {
+		logx.Errorf("zerolock: client method %s: no service linked into this binary is named %s (%s); "+
+			"its calls get keys and retries all the same, but check the name if the service's generated code is linked",
+			full, service, notLinkedHint(service, method))
+		return nil
+	}
+	md := sd.Methods().ByName(protoreflect.Name(method))
+	if md == nil {
+		return fmt.Errorf("service %s has no method %s: set it to one of its methods (%s)",
+			service, method, strings.Join(methodNames(sd), ", "))
+	}
+	if md.IsStreamingClient() || md.IsStreamingServer() {
+		return errors.New("it is a streaming method, which a unary interceptor never sees: remove it from Methods")
+	}
+	return nil
+}
+
+// linkedService finds a service among those linked into the binary, which
+// generated code registers in protoregistry.GlobalFiles.
+func linkedService(service string) (protoreflect.ServiceDescriptor, bool) {
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(service))
+	if err != nil {
+		return nil, false
+	}
+	sd, ok := d.(protoreflect.ServiceDescriptor)
+	return sd, ok
+}
+
+// notLinkedHint says, of a service that is not linked, which linked
+// services have the method, if any.
+func notLinkedHint(service, method string) string {
+	if candidates := linkedServing(service, method); len(candidates) > 0 {
+		return didYouMean(candidates)
+	}
+	return fmt.Sprintf("and none has a method %s", method)
+}
+
+// methodNames lists sd's methods as full method names.
+func methodNames(sd protoreflect.ServiceDescriptor) []string {
+	names := make([]string, sd.Methods().Len())
+	for i := range names {
+		names[i] = fullMethod(string(sd.FullName()), string(sd.Methods().Get(i).Name()))
+	}
+	return names
 }
 
 // linkedServing lists the linked services that have a method of that

@@ -1,8 +1,13 @@
 // Command api is a go-zero API service that shows zerolock's RedisLock in
-// business logic. Run it from the repository root:
+// business logic, its middleware on the routes, and its client interceptor
+// on the zrpc client that POST /checkout pays through. Run it from the
+// repository root:
 //
 //	go run ./example/api                  # embedded miniredis
 //	go run ./example/api -f etc/api.yaml  # the Redis that etc/api.yaml names
+//
+// With no payments endpoint in etc/api.yaml's PaymentsRpc, it runs
+// example/rpc's Payments service in-process, as etc/rpc.yaml configures it.
 package main
 
 import (

@@ -35,13 +35,17 @@ func TestMain(m *testing.M) {
 }
 
 // loadConfig reads the repository's etc/api.yaml, as go run does, with a
-// free port and go-zero's load shedding off: it refuses requests with an
+// free port, the in-process payments service's etc/rpc.yaml found from
+// example/api, and go-zero's load shedding off: it refuses requests with an
 // empty 503 while the machine's CPU is over 90 % busy, as it is when make
 // test runs every package at once on a small machine.
 func loadConfig(t *testing.T) config.Config {
 	t.Helper()
 	var c config.Config
 	conf.MustLoad(filepath.Join("..", "..", "etc", "api.yaml"), &c, conf.UseEnv())
+	// go run reads the in-process payments service's config from the
+	// repository root, the test from example/api.
+	c.InProcessPayments = filepath.Join("..", "..", c.InProcessPayments)
 	c.CpuThreshold = 0
 	c.Port = freePort(t)
 	return c

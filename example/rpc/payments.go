@@ -11,18 +11,11 @@ import (
 	"fmt"
 
 	"github.com/zeromicro/go-zero/core/conf"
-	"github.com/zeromicro/go-zero/core/logx"
-	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/zrpc"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/reflection"
 
-	"github.com/zerolock/zerolock/example/rpc/internal/auth"
 	"github.com/zerolock/zerolock/example/rpc/internal/config"
-	"github.com/zerolock/zerolock/example/rpc/internal/server"
 	"github.com/zerolock/zerolock/example/rpc/internal/svc"
-	"github.com/zerolock/zerolock/example/rpc/payments"
-	"github.com/zerolock/zerolock/interceptor"
+	"github.com/zerolock/zerolock/example/rpc/rpcserver"
 )
 
 var configFile = flag.String("f", "etc/rpc.yaml", "the config file")
@@ -40,21 +33,7 @@ func main() {
 	s.Start()
 }
 
-// newServer builds the zrpc server as goctl would, plus the two interceptors:
-// the demo's auth, which puts the user id in the context, then zerolock's.
+// newServer builds the zrpc server, as rpcserver.New does.
 func newServer(c config.Config) (*zrpc.RpcServer, *svc.ServiceContext) {
-	ctx := svc.NewServiceContext(c)
-	s := zrpc.MustNewServer(c.RpcServerConf, func(grpcServer *grpc.Server) {
-		payments.RegisterPaymentsServer(grpcServer, server.NewPaymentsServer(ctx))
-		// A lock rule for a method this server does not serve fails here.
-		logx.Must(interceptor.CheckServed(grpcServer, c.Lock))
-		if c.Mode == service.DevMode || c.Mode == service.TestMode {
-			reflection.Register(grpcServer)
-		}
-	})
-	s.AddUnaryInterceptors(
-		auth.UnaryServerInterceptor,
-		interceptor.MustUnaryServerInterceptor(c.Lock, ctx.Redis),
-	)
-	return s, ctx
+	return rpcserver.New(c)
 }

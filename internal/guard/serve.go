@@ -130,7 +130,7 @@ func (g *Guard) Serve(ctx context.Context, ru *Rule, key string, fp Fingerprint,
 		x.Refuse(Refusal{Reason: OverLimit, RetryAfter: res.RetryAfter})
 		return
 	case FailedOpen:
-		x.Run(ctx, Unguarded)
+		x.Run(withRequest(ctx, key, policy.Permits > 0), Unguarded)
 		x.Deliver()
 		return
 	case Stored:
@@ -146,13 +146,17 @@ func (g *Guard) Serve(ctx context.Context, ru *Rule, key string, fp Fingerprint,
 			res.Lease.End(ctx, false)
 		}
 	}()
+	// The handler's context carries the request's key for the calls it
+	// makes (RequestFrom): concurrent requests of a limit rule share the
+	// key, so each gets its own.
+	handlerCtx := withRequest(res.Ctx, key, policy.Permits > 0)
 	if policy.Replay {
-		x.Run(res.Ctx, Held)
+		x.Run(handlerCtx, Held)
 		returned = true
 		g.record(ctx, ru, key, fp, res, x)
 		return
 	}
-	x.Run(res.Ctx, Guarded)
+	x.Run(handlerCtx, Guarded)
 	returned = true
 	res.Lease.End(ctx, policy.KeepAfter(true, policy.Window && x.Failed(ctxdone.Err(ctx))))
 	x.Deliver()

@@ -7,7 +7,9 @@ import (
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
+	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/middleware"
 )
 
@@ -38,4 +40,16 @@ type Config struct {
 	}
 	// Lock is the anti-duplicate middleware's configuration.
 	Lock middleware.LockConf
+	// PaymentsRpc is the client of example/rpc's Payments service, which
+	// POST /checkout calls. With no Endpoints, Target or Etcd hosts the
+	// service starts the Payments service itself, in-process on a free
+	// loopback port, as InProcessPayments configures it.
+	PaymentsRpc zrpc.RpcClientConf `json:",optional"`
+	// InProcessPayments is the config file of the Payments service started
+	// in-process when PaymentsRpc names none to dial.
+	InProcessPayments string `json:",default=etc/rpc.yaml"`
+	// Idempotency is the client interceptor on PaymentsRpc: the calls to
+	// its Methods carry an idempotency key derived from the request being
+	// served, and are retried with it when a retry is safe.
+	Idempotency interceptor.ClientConf
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 
 	auth "github.com/zerolock/zerolock/example/api/internal/handler/auth"
+	checkout "github.com/zerolock/zerolock/example/api/internal/handler/checkout"
 	coupon "github.com/zerolock/zerolock/example/api/internal/handler/coupon"
 	export "github.com/zerolock/zerolock/example/api/internal/handler/export"
 	order "github.com/zerolock/zerolock/example/api/internal/handler/order"
@@ -93,6 +94,20 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Method:  http.MethodGet,
 					Path:    "/exports",
 					Handler: export.ExportOrdersHandler(serverCtx),
+				},
+			}...,
+		),
+		rest.WithJwt(serverCtx.Config.Auth.AccessSecret),
+	)
+
+	server.AddRoutes(
+		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.Lock},
+			[]rest.Route{
+				{
+					Method:  http.MethodPost,
+					Path:    "/checkout",
+					Handler: checkout.CheckoutHandler(serverCtx),
 				},
 			}...,
 		),

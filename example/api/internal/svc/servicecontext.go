@@ -8,9 +8,13 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
+	"github.com/zeromicro/go-zero/zrpc"
 
 	"github.com/zerolock/zerolock/example/api/internal/config"
 	"github.com/zerolock/zerolock/example/internal/embedredis"
+	"github.com/zerolock/zerolock/example/rpc/payments"
+	"github.com/zerolock/zerolock/example/rpc/rpcserver"
+	"github.com/zerolock/zerolock/interceptor"
 	// goctl's own internal/middleware package (the generated stub) has
 	// the same name: zerolock's takes an alias.
 	zlmiddleware "github.com/zerolock/zerolock/middleware"
@@ -28,8 +32,13 @@ type ServiceContext struct {
 	Locks *zlmiddleware.LockMiddleware
 	// Reports is the fenced storage the report rebuilds write to.
 	Reports *FencedStore
+	// Payments is the client of the Payments service, with zerolock's
+	// client interceptor: POST /checkout pays through it.
+	Payments payments.PaymentsClient
 
-	embedded *embedredis.Server
+	embedded     *embedredis.Server
+	paymentsConn zrpc.Client
+	inProcess    *rpcserver.InProcess
 }
 
 // NewServiceContext connects to the configured Redis, or starts an embedded
@@ -51,6 +60,7 @@ func NewServiceContext(c config.Config) *ServiceContext {
 	sc.Redis = redis.MustNewRedis(c.Redis)
 	locks := zlmiddleware.MustNewLockMiddleware(c.Lock, sc.Redis)
 	sc.Lock, sc.Locks = locks.Handle, locks
+	sc.Payments = sc.dialPayments()
 	for sku, n := range c.SeedStock {
 		if _, err := sc.Redis.SetnxCtx(context.Background(), StockKey(sku), strconv.FormatInt(n, 10)); err != nil {
 			logx.Must(err)
@@ -59,8 +69,32 @@ func NewServiceContext(c config.Config) *ServiceContext {
 	return sc
 }
 
-// Close stops the embedded miniredis and its clock, if one was started.
+// dialPayments connects to the Payments service that sc.Config names, or
+// starts one in-process when it names none, so that the demo runs with
+// nothing else installed.
+func (sc *ServiceContext) dialPayments() payments.PaymentsClient {
+	rpc := sc.Config.PaymentsRpc
+	if len(rpc.Endpoints) == 0 && rpc.Target == "" && len(rpc.Etcd.Hosts) == 0 {
+		p, err := rpcserver.StartInProcess(sc.Config.InProcessPayments)
+		logx.Must(err)
+		sc.inProcess = p
+		rpc.Endpoints = []string{p.Addr()}
+		logx.Infof("no payments endpoint configured: started the payments service in-process at %s", p.Addr())
+	}
+	sc.paymentsConn = zrpc.MustNewClient(rpc,
+		zrpc.WithUnaryClientInterceptor(interceptor.MustUnaryClientInterceptor(sc.Config.Idempotency)))
+	return payments.NewPaymentsClient(sc.paymentsConn.Conn())
+}
+
+// Close closes the payments client, then stops the in-process payments
+// service and the embedded miniredis and its clock, if they were started.
 func (sc *ServiceContext) Close() {
+	if sc.paymentsConn != nil {
+		_ = sc.paymentsConn.Conn().Close()
+	}
+	if sc.inProcess != nil {
+		sc.inProcess.Close()
+	}
 	if sc.embedded != nil {
 		sc.embedded.Close()
 	}

@@ -79,3 +79,23 @@ type ExportResp struct {
 	UserId string `json:"userId"`
 	Status string `json:"status"`
 }
+
+// CheckoutReq checks an order out: pays Amount cents for it. The
+// Idempotency-Key header names the checkout: the lock middleware's replay
+// rule keys on it. X-Demo-Lose-Answer, when set, asks the payments service
+// to lose its first answer (a demo switch).
+type CheckoutReq struct {
+	OrderId    string `json:"orderId"`
+	Amount     int64  `json:"amount,range=[1:1000000]"`
+	LoseAnswer string `header:"X-Demo-Lose-Answer,optional"`
+}
+
+// CheckoutResp is the order paid: Times is how many times the payments
+// service ran the payment, PayReplayed whether the answer that reached the
+// checkout was the stored one, replayed to a retry.
+type CheckoutResp struct {
+	OrderId     string `json:"orderId"`
+	Amount      int64  `json:"amount"`
+	Times       int64  `json:"times"`
+	PayReplayed bool   `json:"payReplayed"`
+}

@@ -23,4 +23,10 @@ type Config struct {
 	// PayHold is how long a payment takes, standing in for slow work, so a
 	// duplicate call can be seen to get Aborted.
 	PayHold time.Duration `json:",default=0s"`
+	// LoseAnswers is a demo switch: the service honours the
+	// demo-lose-answer metadata by losing the first answer to each
+	// idempotency-key that asks for it, so that the client interceptor's
+	// retry can be seen to get the payment replayed. Leave it out of a
+	// real service.
+	LoseAnswers bool `json:",optional"`
 }
