@@ -3,8 +3,11 @@ package interceptor_test
 import (
 	"context"
 	"testing"
+	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
@@ -30,27 +33,31 @@ func (c *checkout) Refund(ctx context.Context, req *testpb.PayRequest) (*testpb.
 	return &testpb.PayReply{Status: "refunded"}, nil
 }
 
-// TestClientKeyFromServedRequest: the calls a guarded handler makes get
-// keys derived from the request it serves: two calls to one method get two
-// keys, the same request served again (a retry, once the first ended)
-// makes the same two, and another request makes two others.
+// TestClientKeyFromServedRequest: the calls a handler guarded by a replay
+// rule makes get keys derived from the request it serves: two calls to
+// one method get two keys, the same request retried after its first run
+// failed (its answer, Internal, was not kept) makes the same two again,
+// so the service it calls can answer the first call with the result it
+// kept, and another request makes two others.
 func TestClientKeyFromServedRequest(t *testing.T) {
 	srv := redistest.Start(t)
-	back := newScripted()
+	// The first run's second call fails with a code the client interceptor
+	// does not retry; every call after that succeeds.
+	back := newScripted(nil, status.Error(codes.Internal, "provider error"))
 	front := &checkout{downstream: dialClient(t, serveGRPC(t, back), fastRetries())}
-	lock := interceptor.LockConf{Rules: []interceptor.LockRule{{Method: refundMethod,
-		Keys: []string{"field:order.id", "metadata:x-user-id"}}}}
+	lock := interceptor.LockConf{Mode: interceptor.ModeReplay, SharedKeys: true, Rules: []interceptor.LockRule{{
+		Method: refundMethod, Keys: []string{"field:order.id", "metadata:x-user-id"}}}}
 	client := serve(t, lock, newStore(srv), front)
 
-	refund := func(id string) []string {
+	refund := func(id string, wantErr bool) []string {
 		t.Helper()
 		before := len(back.attempts())
-		if _, err := client.Refund(withUser("alice"), order(id)); err != nil {
-			t.Fatalf("Refund %s: %v", id, err)
+		if _, err := client.Refund(withUser("alice"), order(id)); (err != nil) != wantErr {
+			t.Fatalf("Refund %s: %v, want an error %v", id, err, wantErr)
 		}
 		return back.attempts()[before:]
 	}
-	first := refund("K-1")
+	first := refund("K-1", true)
 	if len(first) != 2 || first[0] == "" || first[1] == "" || first[0] == first[1] {
 		t.Fatalf("two calls of one request carried keys %q, want two different keys", first)
 	}
@@ -59,10 +66,10 @@ func TestClientKeyFromServedRequest(t *testing.T) {
 			t.Errorf("derived key %q is %d characters, want 43 (SHA-256, base64url)", k, len(k))
 		}
 	}
-	if again := refund("K-1"); again[0] != first[0] || again[1] != first[1] {
-		t.Fatalf("the same request served again made keys %q, want %q", again, first)
+	if again := refund("K-1", false); len(again) != 2 || again[0] != first[0] || again[1] != first[1] {
+		t.Fatalf("the same request retried made keys %q, want %q", again, first)
 	}
-	if other := refund("K-2"); other[0] == first[0] || other[1] == first[1] || other[0] == first[1] {
+	if other := refund("K-2", false); len(other) != 2 || other[0] == first[0] || other[1] == first[1] || other[0] == first[1] {
 		t.Fatalf("another request made keys %q, like the first's %q", other, first)
 	}
 }
@@ -100,27 +107,44 @@ func TestClientKeyCallersOwn(t *testing.T) {
 	}
 }
 
-// TestClientKeyInLimitMode: limit mode lets requests of one key run
-// together, so they are not retries of each other: each request's calls
-// get keys of their own.
-func TestClientKeyInLimitMode(t *testing.T) {
-	srv := redistest.Start(t)
-	back := newScripted()
-	front := &checkout{downstream: dialClient(t, serveGRPC(t, back), fastRetries())}
-	lock := interceptor.LockConf{Mode: interceptor.ModeLimit, Permits: 2, Rules: []interceptor.LockRule{{
-		Method: refundMethod, Keys: []string{"field:order.id", "metadata:x-user-id"}}}}
-	client := serve(t, lock, newStore(srv), front)
-	for range 2 {
-		if _, err := client.Refund(withUser("alice"), order("K-5")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	keys := back.attempts()
-	seen := make(map[string]bool)
-	for _, k := range keys {
-		seen[k] = true
-	}
-	if len(keys) != 4 || len(seen) != 4 {
-		t.Fatalf("two requests of one limit key, two calls each, carried keys %q: want four different", keys)
+// TestClientKeyOutsideReplay: under inflight, window and limit rules a
+// later request with the same lock key is new work (a second "add to
+// cart"), not a retry, so each request's calls get keys of their own:
+// keyed on the lock key alone, the second request's calls would be
+// answered downstream with the first's stored results.
+func TestClientKeyOutsideReplay(t *testing.T) {
+	for _, lock := range []interceptor.LockConf{
+		{Mode: interceptor.ModeInflight},
+		{Mode: interceptor.ModeWindow, Expire: 100 * time.Millisecond},
+		{Mode: interceptor.ModeLimit, Permits: 2},
+	} {
+		t.Run(lock.Mode, func(t *testing.T) {
+			srv := redistest.Start(t)
+			back := newScripted()
+			front := &checkout{downstream: dialClient(t, serveGRPC(t, back), fastRetries())}
+			lock.Rules = []interceptor.LockRule{{Method: refundMethod, Keys: []string{"field:order.id", "metadata:x-user-id"}}}
+			client := serve(t, lock, newStore(srv), front)
+			for range 2 {
+				// A window refuses the second request (Aborted, before any
+				// call) until its Expire passes.
+				deadline := time.Now().Add(10 * time.Second)
+				_, err := client.Refund(withUser("alice"), order("K-5"))
+				for status.Code(err) == codes.Aborted && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+					_, err = client.Refund(withUser("alice"), order("K-5"))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			keys := back.attempts()
+			seen := make(map[string]bool)
+			for _, k := range keys {
+				seen[k] = true
+			}
+			if len(keys) != 4 || len(seen) != 4 {
+				t.Fatalf("two requests of one lock key, two calls each, carried keys %q: want four different", keys)
+			}
+		})
 	}
 }

@@ -2,11 +2,13 @@ package interceptor_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -19,8 +21,9 @@ import (
 // retry, with the same key, finds the first still running and is refused
 // with a RetryInfo by the server interceptor in replay mode (keyed on the
 // idempotency key and the caller that authenticate puts in the context);
-// the method then returns, and the retry after the RetryInfo delay gets
-// its result replayed. The method ran once.
+// the method then returns, and a later retry (polling with the back-off,
+// since the RetryInfo delay is the first call's remaining hold, not when
+// its result comes) gets its result replayed. The method ran once.
 func TestClientRetryGetsReplayedResult(t *testing.T) {
 	srv := redistest.Start(t)
 	impl := newPayments()
@@ -38,8 +41,8 @@ func TestClientRetryGetsReplayedResult(t *testing.T) {
 		return resp, err
 	}
 	addr := serveGRPC(t, impl, recoverPanics, authenticate, watchRefusals, interceptor.MustUnaryServerInterceptor(lock, newStore(srv)))
-	client := dialClient(t, addr, interceptor.ClientConf{Methods: []string{payMethod}, MaxAttempts: 5,
-		Backoff: time.Millisecond, AttemptTimeout: time.Second})
+	client := dialClient(t, addr, interceptor.ClientConf{Methods: []string{payMethod}, MaxAttempts: 10,
+		Backoff: 10 * time.Millisecond, AttemptTimeout: time.Second})
 
 	ctx, cancel := context.WithTimeout(withUser("alice"), 10*time.Second)
 	defer cancel()
@@ -66,6 +69,52 @@ func TestClientRetryGetsReplayedResult(t *testing.T) {
 	}
 	if got := a.header.Get(interceptor.ReplayedHeader); len(got) != 1 || got[0] != "true" {
 		t.Errorf("the answer's header %v, want %s: true (a replayed result)", a.header, interceptor.ReplayedHeader)
+	}
+	if n := impl.entered.Load(); n != 1 {
+		t.Fatalf("the method ran %d times, want once", n)
+	}
+}
+
+// TestClientNoRetryOfInflightDuplicate: against a rule in inflight mode a
+// retry is not safe. The first attempt hangs in the method and
+// AttemptTimeout cuts it; the retry finds it running and is refused, and
+// the method then returns. A retry made now would run the method again,
+// so the refusal is the call's answer, with the mode in its ErrorInfo,
+// and the method ran once.
+func TestClientNoRetryOfInflightDuplicate(t *testing.T) {
+	srv := redistest.Start(t)
+	impl := newPayments()
+	impl.release = make(chan struct{})
+	lock := payConf(interceptor.ModeInflight, "metadata:"+interceptor.IdempotencyKeyMetadata, "ctx:userId")
+	lock.Expire = 200 * time.Millisecond // a short RetryInfo delay, which a client might wait out and retry
+	var once sync.Once
+	releaseOnRefusal := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		resp, err := h(ctx, req)
+		if status.Code(err) == codes.Aborted {
+			once.Do(func() { close(impl.release) })
+		}
+		return resp, err
+	}
+	addr := serveGRPC(t, impl, recoverPanics, authenticate, releaseOnRefusal, interceptor.MustUnaryServerInterceptor(lock, newStore(srv)))
+	client := dialClient(t, addr, interceptor.ClientConf{Methods: []string{payMethod}, MaxAttempts: 5,
+		Backoff: time.Millisecond, AttemptTimeout: 300 * time.Millisecond})
+
+	ctx, cancel := context.WithTimeout(withUser("alice"), 10*time.Second)
+	defer cancel()
+	_, err := client.Pay(ctx, order("P-2"))
+	st := status.Convert(err)
+	if st.Code() != codes.Aborted {
+		t.Fatalf("Pay = %v (the method ran %d times), want the inflight refusal (Aborted)", err, impl.entered.Load())
+	}
+	var mode string
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == interceptor.ErrorDomain && info.GetReason() == interceptor.ReasonDuplicate {
+			mode = info.GetMetadata()["mode"]
+		}
+	}
+	if mode != interceptor.ModeInflight {
+		t.Errorf("the refusal's details %v: want an ErrorInfo %s/%s with mode %s", st.Details(),
+			interceptor.ErrorDomain, interceptor.ReasonDuplicate, interceptor.ModeInflight)
 	}
 	if n := impl.entered.Load(); n != 1 {
 		t.Fatalf("the method ran %d times, want once", n)

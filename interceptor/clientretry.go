@@ -2,19 +2,15 @@ package interceptor
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-)
 
-// maxBackoff bounds the doubling of the wait between attempts, so that a
-// large MaxAttempts never makes a wait overflow or outlast any sensible
-// deadline.
-const maxBackoff = time.Minute
+	"github.com/zerolock/zerolock/internal/retry"
+)
 
 // client is the interceptor UnaryClientInterceptor returns.
 type client struct {
@@ -38,8 +34,8 @@ func (cl *client) intercept(ctx context.Context, method string, req, reply any, 
 		if err == nil || attempt >= cl.conf.MaxAttempts {
 			return err
 		}
-		wait, ok := retryWait(err, cut, backoffWait(cl.conf.Backoff, attempt, rand.Float64()))
-		if !ok || !pause(ctx, wait) {
+		wait, ok := retryWait(err, cut, retry.Backoff(cl.conf.Backoff, attempt))
+		if !ok || !retry.Pause(ctx, wait) {
 			return err
 		}
 	}
@@ -66,10 +62,12 @@ func (cl *client) attempt(ctx context.Context, call func(context.Context) error)
 }
 
 // retryWait says whether an attempt that failed with err may be retried,
-// and after how long: the delay of a RetryInfo the refusal carries, or
-// backoff for Unavailable and an attempt AttemptTimeout cut. Any other
-// failure is the call's answer, and so is a RetryInfo delay over
-// maxBackoff, which no call should wait for.
+// and after how long: backoff for Unavailable and an attempt AttemptTimeout
+// cut, the delay of a RetryInfo the refusal carries, except for the
+// interceptor's own refusal of a duplicate (duplicate.go), which is
+// retried in replay mode only, after backoff at most. Any other failure
+// is the call's answer, and so is a RetryInfo delay over retry.MaxWait, which
+// no call should wait for.
 func retryWait(err error, cut bool, backoff time.Duration) (time.Duration, bool) {
 	if cut {
 		return backoff, true
@@ -78,53 +76,45 @@ func retryWait(err error, cut bool, backoff time.Duration) (time.Duration, bool)
 	if !ok {
 		return 0, false
 	}
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.RetryInfo); ok {
-			if info.GetRetryDelay() == nil {
-				return backoff, true
-			}
-			d := max(info.GetRetryDelay().AsDuration(), 0)
-			// A server that asks for longer than maxBackoff (a result that
-			// could not be kept, refused until its Retain passes) is not
-			// waited for: that is the call's answer.
-			return d, d <= maxBackoff
+	delay, hasInfo := retryDelay(st)
+	if mode, ok := duplicateMode(st); ok {
+		if mode != ModeReplay {
+			// The running call is this call's earlier attempt, or another
+			// call with its key: in inflight mode a retry made once it
+			// ended would run the method again, and in window mode it is
+			// refused until the window ends.
+			return 0, false
 		}
+		// Its result is replayed as soon as the first call ends, which the
+		// delay (the time the first call's hold has left) bounds but
+		// rarely meets: poll with the back-off instead of waiting it out.
+		if hasInfo && delay >= 0 {
+			return min(backoff, delay), true
+		}
+		return backoff, true
+	}
+	if hasInfo {
+		if delay < 0 {
+			return backoff, true
+		}
+		// A server that asks for longer than retry.MaxWait (a result that
+		// could not be kept, refused until its Retain passes) is not
+		// waited for: that is the call's answer.
+		return delay, delay <= retry.MaxWait
 	}
 	return backoff, st.Code() == codes.Unavailable
 }
 
-// backoffWait is the wait after the n-th attempt: base after the first,
-// then doubled each time (up to maxBackoff) and spread by ±20% with
-// jitter, a number in [0, 1), so that callers that failed together do not
-// retry together.
-func backoffWait(base time.Duration, n int, jitter float64) time.Duration {
-	if n <= 1 {
-		return base
+// retryDelay returns the delay of the RetryInfo st carries, if any: -1
+// for one without a delay, 0 or more otherwise.
+func retryDelay(st *status.Status) (time.Duration, bool) {
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.RetryInfo); ok {
+			if info.GetRetryDelay() == nil {
+				return -1, true
+			}
+			return max(info.GetRetryDelay().AsDuration(), 0), true
+		}
 	}
-	d := base
-	for i := 1; i < n && d < maxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, maxBackoff)
-	return time.Duration(float64(d) * (0.8 + 0.4*jitter))
-}
-
-// pause waits d before the next attempt and reports whether to make it:
-// not if ctx ends first, nor if its deadline falls within the wait, which
-// would leave the attempt no time at all.
-func pause(ctx context.Context, d time.Duration) bool {
-	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {
-		return false
-	}
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return ctx.Err() == nil
-	case <-ctx.Done():
-		return false
-	}
+	return 0, false
 }

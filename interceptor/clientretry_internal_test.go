@@ -8,31 +8,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-)
 
-// TestBackoffWait: the first wait is Backoff, each later one doubles and
-// is spread by ±20%, and the doubling stops at maxBackoff.
-func TestBackoffWait(t *testing.T) {
-	const base = 100 * time.Millisecond
-	for _, tc := range []struct {
-		n        int
-		jitter   float64
-		want     time.Duration
-		describe string
-	}{
-		{1, 0, base, "the first wait, low jitter"},
-		{1, 0.999, base, "the first wait, high jitter"},
-		{2, 0.5, 200 * time.Millisecond, "the second, mid jitter"},
-		{2, 0, 160 * time.Millisecond, "the second, low jitter"},
-		{3, 0.5, 400 * time.Millisecond, "the third, mid jitter"},
-		{3, 1, 480 * time.Millisecond, "the third, top of the spread"},
-		{100, 0.5, maxBackoff, "far along, capped"},
-	} {
-		if got := backoffWait(base, tc.n, tc.jitter); got != tc.want {
-			t.Errorf("%s: backoffWait(%v, %d, %v) = %v, want %v", tc.describe, base, tc.n, tc.jitter, got, tc.want)
-		}
-	}
-}
+	"github.com/zerolock/zerolock/internal/guard"
+)
 
 // TestRetryWait: which failures are retried, and after how long.
 func TestRetryWait(t *testing.T) {
@@ -49,7 +27,11 @@ func TestRetryWait(t *testing.T) {
 		{"the server's DeadlineExceeded", status.Error(codes.DeadlineExceeded, ""), false, 0, false},
 		{"aborted with RetryInfo", refusal(codes.Aborted, "", 3*time.Second), false, 3 * time.Second, true},
 		{"aborted without", status.Error(codes.Aborted, ""), false, 0, false},
-		{"RetryInfo past maxBackoff", refusal(codes.Aborted, "", 24*time.Hour), false, 0, false},
+		{"RetryInfo past retry.MaxWait", refusal(codes.Aborted, "", 24*time.Hour), false, 0, false},
+		{"a replay duplicate, polled", duplicate(ruleIn(ModeReplay), "", 3*time.Second), false, backoff, true},
+		{"a replay duplicate ending sooner", duplicate(ruleIn(ModeReplay), "", time.Millisecond), false, time.Millisecond, true},
+		{"an inflight duplicate", duplicate(ruleIn(ModeInflight), "", 3*time.Second), false, 0, false},
+		{"a window duplicate", duplicate(ruleIn(ModeWindow), "", 3*time.Second), false, 0, false},
 		{"internal", status.Error(codes.Internal, ""), false, 0, false},
 		{"not a status", errors.New("boom"), false, 0, false},
 		{"cancelled", context.Canceled, false, 0, false},
@@ -61,18 +43,8 @@ func TestRetryWait(t *testing.T) {
 	}
 }
 
-// TestPauseRespectsDeadline: a wait the deadline would cut is not started.
-func TestPauseRespectsDeadline(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-	defer cancel()
-	if pause(ctx, 2*time.Hour) {
-		t.Fatal("pause started a wait past the deadline")
-	}
-	if !pause(ctx, 0) {
-		t.Fatal("pause refused a wait of 0 well within the deadline")
-	}
-	cancel()
-	if pause(ctx, 0) {
-		t.Fatal("pause let an attempt follow a cancelled context")
-	}
+// ruleIn is a rule of mode, refusing duplicates with Aborted.
+func ruleIn(mode string) *rule {
+	return &rule{Rule: &guard.Rule{Policy: guard.Policy{Window: mode == ModeWindow, Replay: mode == ModeReplay}},
+		rejectCode: codes.Aborted}
 }

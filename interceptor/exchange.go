@@ -58,7 +58,8 @@ func (x *exchange) Deliver() {}
 
 // Refuse answers with the refusal's status: the rule's RejectCode
 // (Aborted by default) with a RetryInfo for what a retry may get past
-// (never a code zrpc's breakers count), Aborted with a RetryInfo and a
+// (never a code zrpc's breakers count), and for a duplicate an ErrorInfo
+// naming the rule's mode (duplicate.go), Aborted with a RetryInfo and a
 // QuotaFailure over the limit, Unavailable when the store failed,
 // InvalidArgument for a reused key. The rule's Message is the message of a
 // duplicate's refusal and of limit mode's.
@@ -68,7 +69,7 @@ func (x *exchange) Refuse(rf guard.Refusal) {
 	case guard.Unavailable:
 		x.err = status.Error(codes.Unavailable, "zerolock: the call cannot be checked for duplicates right now, try again")
 	case guard.Duplicate:
-		x.err = refusal(ru.rejectCode, ru.messageOr("zerolock: the same call is already being handled, retry later"), rf.RetryAfter)
+		x.err = duplicate(ru, ru.messageOr("zerolock: the same call is already being handled, retry later"), rf.RetryAfter)
 	case guard.OverLimit:
 		x.err = overLimit(ru, rf.RetryAfter)
 	case guard.KeyReused:

@@ -77,7 +77,8 @@ func (x *exchange) Deliver() {
 }
 
 // Refuse answers with the refusal's status and JSON body, or the refusal
-// handler's answer, and Retry-After where a retry may succeed later. The
+// handler's answer, and Retry-After where a retry may succeed later (and
+// ModeHeader on a duplicate's refusal). The
 // rule's Message is the message of a duplicate's refusal and of limit
 // mode's.
 func (x *exchange) Refuse(rf guard.Refusal) {
@@ -89,6 +90,7 @@ func (x *exchange) Refuse(rf guard.Refusal) {
 	case guard.Duplicate:
 		e = newError(x.ru.rejectCode, "duplicate_request", ErrDuplicateRequest,
 			x.ru.messageOr("the same request is already being handled, retry later"))
+		x.w.Header().Set(ModeHeader, x.ru.Mode())
 	case guard.OverLimit:
 		e = limitExceeded(x.ru)
 	case guard.KeyReused:

@@ -179,3 +179,33 @@ func TestBreakerStaysClosedUnderDocsErrorHandler(t *testing.T) {
 		t.Fatalf("the admitted request: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestDuplicateNamesMode: the refusal of a duplicate names the mode of the
+// rule that refused it in ModeHeader, so that a client (httpclient) can
+// tell a replay rule, whose retry gets the first response, from one whose
+// retry would run the handler again or be refused again.
+func TestDuplicateNamesMode(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, mode := range []string{middleware.ModeInflight, middleware.ModeWindow, middleware.ModeReplay} {
+		t.Run(mode, func(t *testing.T) {
+			c := resttest.OrdersConf(mode, 5*time.Second, "header:X-User-Id", "json:orderId")
+			c.SharedKeys = true
+			m := mustMiddleware(t, c, newStore(srv))
+			g := resttest.NewGate()
+			base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) },
+				[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: g.Handle}})
+			first := make(chan resttest.Result, 1)
+			go func() {
+				first <- resttest.Do(t, http.MethodPost, base+"/orders", `{"orderId":"M-`+mode+`"}`, "X-User-Id", "alice")
+			}()
+			<-g.Inside
+			dup := resttest.Do(t, http.MethodPost, base+"/orders", `{"orderId":"M-`+mode+`"}`, "X-User-Id", "alice")
+			close(g.Release)
+			<-first
+			wantRefusal(t, dup, http.StatusConflict, "duplicate_request")
+			if got := dup.Header.Get(middleware.ModeHeader); got != mode {
+				t.Fatalf("the refusal's %s is %q, want %q", middleware.ModeHeader, got, mode)
+			}
+		})
+	}
+}

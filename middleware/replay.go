@@ -9,6 +9,14 @@ import (
 // result of the first request instead of running the handler.
 const ReplayedHeader = "Idempotent-Replayed"
 
+// ModeHeader names, on the refusal of a duplicate, the mode of the rule
+// that refused it, for clients to tell what a retry would get: in replay
+// mode the first request's response, once it ends; in inflight mode a
+// retry made after the first ended runs the handler again, and in window
+// mode it is refused until the window ends. httpclient retries only the
+// first.
+const ModeHeader = "Zerolock-Mode"
+
 // maxStoredPayload bounds a stored response's decoded size, whatever the
 // rule's MaxResponseBytes is now: a corrupt or hostile compressed record
 // cannot expand without limit.

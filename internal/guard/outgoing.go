@@ -12,8 +12,10 @@ import (
 // it: a gRPC method, an HTTP method and path) made with ctx. While ctx
 // serves a request that a rule matched (RequestFrom), the key is derived
 // from the request's key, call and the ordinal of this call to it within
-// the request, so the same request retried makes the same keys and two
-// calls make two; otherwise it is 128 random bits, one per logical call.
+// the request: two calls make two keys, and under a replay rule the same
+// request retried makes the same keys (under other modes each request
+// served makes its own: see withRequest). Otherwise it is 128 random
+// bits, one per logical call.
 // Callers compute it once per logical call and send it with every
 // attempt, so that the ordinal counts calls, not attempts.
 func OutgoingKey(ctx context.Context, call string) string {

@@ -13,8 +13,8 @@ import (
 // outgoing keys), and how many calls it made to each method (so that two
 // calls of one method in one request get two keys).
 type Request struct {
-	// Key is the request's lock key (Rule.Key's); in limit mode, where
-	// concurrent requests share a key, it is made unique to the request.
+	// Key is the request's lock key (Rule.Key's) under a replay rule; under
+	// any other it is made unique to the request (see withRequest).
 	Key string
 
 	mu    sync.Mutex
@@ -37,7 +37,19 @@ func (r *Request) Next(method string) int {
 type requestKey struct{}
 
 // withRequest returns the handler's context, carrying the Request served
-// under key; unique makes the key the request's own (limit mode).
+// under key; unique makes the key the request's own, with 96 random bits.
+//
+// Only a replay rule tells a retry from a new request by its key: a later
+// request with the key gets the first one's result, so the calls of a
+// retry that runs again (the first's answer was not kept, or its process
+// died) must carry the first run's keys, and the service they call
+// answers them with the results it kept. Under the other modes a later
+// request with the key is new work: inflight refuses only while the first
+// runs, window only within Expire, and limit lets Permits run at once.
+// Were their calls keyed on the lock key alone, a second "add to cart"
+// with the same body would be answered downstream with the first one's
+// stored result, and one with another body refused as a reused key: so
+// each request's calls get keys of their own, and run as the request does.
 func withRequest(ctx context.Context, key string, unique bool) context.Context {
 	if unique {
 		var b [12]byte

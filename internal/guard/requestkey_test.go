@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// The handler's context carries the request's key, unique per request in
-// limit mode, and counts calls per method.
+// The handler's context carries the request's key, made unique per
+// request outside replay mode, and counts calls per method.
 func TestRequestFrom(t *testing.T) {
 	if _, ok := RequestFrom(context.Background()); ok {
 		t.Fatal("a Request in a context that serves none")
@@ -22,6 +22,6 @@ func TestRequestFrom(t *testing.T) {
 	one, _ := RequestFrom(withRequest(context.Background(), "k", true))
 	two, _ := RequestFrom(withRequest(context.Background(), "k", true))
 	if one.Key == two.Key || !strings.HasPrefix(one.Key, "k#") {
-		t.Fatalf("limit mode keys %q and %q: want two of their own, from k", one.Key, two.Key)
+		t.Fatalf("keys %q and %q outside replay mode: want two of their own, from k", one.Key, two.Key)
 	}
 }

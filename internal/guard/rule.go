@@ -130,3 +130,7 @@ func itThem(n int) string {
 	}
 	return "them"
 }
+
+// Mode names the rule's mode: ModeInflight, ModeWindow, ModeReplay or
+// ModeLimit.
+func (r *Rule) Mode() string { return modeOf(r.Policy) }

@@ -130,7 +130,7 @@ func (g *Guard) Serve(ctx context.Context, ru *Rule, key string, fp Fingerprint,
 		x.Refuse(Refusal{Reason: OverLimit, RetryAfter: res.RetryAfter})
 		return
 	case FailedOpen:
-		x.Run(withRequest(ctx, key, policy.Permits > 0), Unguarded)
+		x.Run(withRequest(ctx, key, !policy.Replay), Unguarded)
 		x.Deliver()
 		return
 	case Stored:
@@ -147,9 +147,10 @@ func (g *Guard) Serve(ctx context.Context, ru *Rule, key string, fp Fingerprint,
 		}
 	}()
 	// The handler's context carries the request's key for the calls it
-	// makes (RequestFrom): concurrent requests of a limit rule share the
-	// key, so each gets its own.
-	handlerCtx := withRequest(res.Ctx, key, policy.Permits > 0)
+	// makes (RequestFrom): as it is in replay mode, the only mode in which
+	// a request with the key again is a retry of this one; made the
+	// request's own in the others (see withRequest).
+	handlerCtx := withRequest(res.Ctx, key, !policy.Replay)
 	if policy.Replay {
 		x.Run(handlerCtx, Held)
 		returned = true

@@ -287,3 +287,46 @@ func TestServeReplay(t *testing.T) {
 		t.Fatalf("unreplayable answer: record %+v (%v), delivered %v; want an unreplayable record", rec, err, big.delivered)
 	}
 }
+
+// The handler's context carries the request's key as it is under a replay
+// rule, whose later requests with the key are retries of this one, and
+// made the request's own under every other mode, whose later requests
+// with the key are new work, also when the store is down and the request
+// fails open.
+func TestServeRequestKeyByMode(t *testing.T) {
+	ctx := context.Background()
+	served := func(g *Guard, mode string) string {
+		t.Helper()
+		x := &exchange{answer: Answer{Keep: false}}
+		g.Serve(ctx, serveRule(t, g, mode), "k", Fingerprint{}, x)
+		r, ok := RequestFrom(x.runCtx)
+		if !x.ran || !ok {
+			t.Fatalf("%s: ran %v, served request %v; want both", mode, x.ran, ok)
+		}
+		return r.Key
+	}
+	for _, mode := range []string{ModeInflight, ModeWindow, ModeReplay, ModeLimit} {
+		newGuard := func() *Guard {
+			if mode == ModeLimit {
+				return &Guard{Backend: newSemaphores(time.Second)}
+			}
+			return &Guard{Backend: newRecords(), RecordKind: testKind, MaxRecord: 1 << 20}
+		}
+		one, two := served(newGuard(), mode), served(newGuard(), mode)
+		if mode == ModeReplay {
+			if one != "k" || two != "k" {
+				t.Errorf("replay: keys %q, %q; want the lock key k each time", one, two)
+			}
+			continue
+		}
+		if one == two || one == "k" {
+			t.Errorf("%s: keys %q, %q; want each request's own, not the lock key k", mode, one, two)
+		}
+	}
+	// Failing open (only a plain lock backend here: the others' rules need
+	// backends that failing is not).
+	open := served(&Guard{Backend: failing{errStore}, FailOpen: true}, ModeInflight)
+	if open == "k" {
+		t.Errorf("failed open: key %q; want the request's own, not the lock key k", open)
+	}
+}
