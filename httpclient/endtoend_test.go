@@ -17,13 +17,14 @@ import (
 	"github.com/zerolock/zerolock/middleware"
 )
 
-// TestEndToEnd: a checkout service (zerolock's middleware, inflight mode)
+// TestEndToEnd: a checkout service (zerolock's middleware, replay mode)
 // pays through a payments service (replay mode) with the transport. The
 // payment's first try hangs past AttemptTimeout; its retry, with the same
-// key, finds the first still running (409 with Retry-After), waits, and
-// gets the first's result replayed. The client then retries the checkout
-// itself: the checkout runs again, derives the same payment key, and the
-// payment is replayed, not made twice.
+// key, finds the first still running (409, Zerolock-Mode: replay), and is
+// the last try: the checkout answers that 409, which its replay rule does
+// not keep. The client retries the checkout: it runs again, derives the
+// same payment key, and gets the payment replayed, not made twice; a
+// last retry gets the checkout's own stored answer.
 func TestEndToEnd(t *testing.T) {
 	srv := redistest.Start(t)
 	store := zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true})
@@ -54,9 +55,9 @@ func TestEndToEnd(t *testing.T) {
 
 	pay := &http.Client{Transport: httpclient.MustNewTransport(httpclient.Conf{
 		Routes:         []httpclient.Route{{Method: http.MethodPost, Path: "/pay"}},
-		AttemptTimeout: 300 * time.Millisecond, MaxAttempts: 5,
+		AttemptTimeout: 300 * time.Millisecond, MaxAttempts: 2,
 	}, nil)}
-	checkout := middleware.MustNewLockMiddleware(middleware.LockConf{Rules: []middleware.LockRule{{
+	checkout := middleware.MustNewLockMiddleware(middleware.LockConf{Mode: middleware.ModeReplay, Rules: []middleware.LockRule{{
 		Method: http.MethodPost, Path: "/checkout", Keys: []string{"header:Authorization", "header:Idempotency-Key"},
 	}}}, store)
 	base := resttest.Serve(t, func(s *rest.Server) { s.Use(checkout.Handle) }, []rest.Route{{
@@ -75,11 +76,24 @@ func TestEndToEnd(t *testing.T) {
 		},
 	}}, rest.WithTimeout(10*time.Second))
 
-	for i := 0; i < 2; i++ {
-		r := resttest.Do(t, http.MethodPost, base+"/checkout", "", "Authorization", "Bearer alice", "Idempotency-Key", "cart-1")
-		if r.Status != http.StatusCreated || r.Body != "payment-1" {
-			t.Fatalf("checkout %d: %d %q, want 201 payment-1", i+1, r.Status, r.Body)
-		}
+	send := func() resttest.Result {
+		return resttest.Do(t, http.MethodPost, base+"/checkout", "", "Authorization", "Bearer alice", "Idempotency-Key", "cart-1")
+	}
+	if r := send(); r.Status != http.StatusConflict {
+		t.Fatalf("checkout 1: %d %q, want the payment's 409 (its retry found the first running)", r.Status, r.Body)
+	}
+	// The client retries until it gets its answer, as one would.
+	deadline := time.Now().Add(10 * time.Second)
+	r := send()
+	for r.Status == http.StatusConflict && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		r = send()
+	}
+	if r.Status != http.StatusCreated || r.Body != "payment-1" || r.Header.Get(middleware.ReplayedHeader) != "" {
+		t.Fatalf("checkout retried: %d %q (replayed %q), want a fresh 201 payment-1", r.Status, r.Body, r.Header.Get(middleware.ReplayedHeader))
+	}
+	if r := send(); r.Status != http.StatusCreated || r.Body != "payment-1" || r.Header.Get(middleware.ReplayedHeader) != "true" {
+		t.Fatalf("checkout retried again: %d %q, want its stored 201 payment-1, replayed", r.Status, r.Body)
 	}
 	if n := made.Load(); n != 1 {
 		t.Fatalf("%d payments made, want 1", n)

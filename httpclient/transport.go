@@ -1,19 +1,24 @@
 package httpclient
 
 import (
-	"bytes"
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"io"
-	"math/rand/v2"
+	"net"
 	"net/http"
 	"path"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/search"
 
 	"github.com/zerolock/zerolock/internal/guard"
+	"github.com/zerolock/zerolock/internal/retry"
 )
 
 // KeyHeader is the header that carries a request's idempotency key, as
@@ -31,6 +36,16 @@ const KeyHeader = "Idempotency-Key"
 //     concurrency limit; an overloaded server), after that delay, unless
 //     it is over a minute: such an answer is returned.
 //
+// A 409 that zerolock's middleware sent for a duplicate (it names its
+// rule's mode in Zerolock-Mode) is retried only from a replay rule, whose
+// retry gets the first request's response, and then after the back-off
+// (up to its Retry-After, which is how long the first request's hold has
+// left, not when its response comes): from an inflight rule a retry made
+// once the first request ended would run it again, and a window rule
+// refuses it until the window ends. An error that no retry can fix (a
+// certificate the client does not trust, a host name that does not
+// resolve) is returned at once.
+//
 // Never on other answers, never more than MaxAttempts tries, and never
 // past the request's deadline: a wait or a try the deadline would cut is
 // not started, and the last answer (or error) is returned. A key the
@@ -38,9 +53,13 @@ const KeyHeader = "Idempotency-Key"
 // request being served by zerolock's middleware or interceptor (the
 // request's context), from the method and path, and from the ordinal of
 // this call within the served request, so the served request retried
-// makes the same keys; without one it is random, one per request. The
-// body is read once, and sent again with each try. Requests no route
-// matches pass through untouched. The error wraps ErrBadConfig.
+// makes the same keys under a replay rule (see the middleware's
+// README); without one it is random, one per request. The body is sent
+// again with each try: from the request's GetBody when it has one (as
+// http.NewRequest sets for in-memory bodies), else read into memory once.
+// AttemptTimeout bounds a try until its answer's headers arrive, never the
+// reading of its body. Requests no route matches pass through untouched.
+// The error wraps ErrBadConfig.
 func NewTransport(c Conf, next http.RoundTripper) (http.RoundTripper, error) {
 	c = withDefaults(c)
 	trees, err := c.routes()
@@ -73,6 +92,10 @@ var retried = map[int]bool{
 	http.StatusTooManyRequests: true, http.StatusServiceUnavailable: true,
 }
 
+// modeHeader is the middleware's ModeHeader, which names the mode of the
+// rule that refused a duplicate (a test checks that they agree).
+const modeHeader = "Zerolock-Mode"
+
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tree, ok := t.trees[req.Method]
 	if !ok {
@@ -86,28 +109,37 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if key == "" {
 		key = guard.OutgoingKey(ctx, req.Method+" "+req.URL.Path)
 	}
-	body, err := readBody(req)
+	body, err := newReplayableBody(req)
 	if err != nil {
 		return nil, err
 	}
-	wait := t.conf.Backoff
 	for attempt := 1; ; attempt++ {
-		resp, err := t.try(ctx, req, key, body)
+		resp, cut, err := t.try(ctx, req, key, body, attempt)
 		if attempt >= t.conf.MaxAttempts {
 			return resp, err
 		}
+		backoff := retry.Backoff(t.conf.Backoff, attempt)
 		var delay time.Duration
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return resp, err // the caller's own end
+		case err != nil && !cut && permanent(err):
+			return resp, err
 		case err != nil:
-			delay = jitter(wait) // no answer arrived, or AttemptTimeout cut the try
+			delay = backoff // no answer arrived, or AttemptTimeout cut the try
 		case retried[resp.StatusCode] && resp.Header.Get("Retry-After") != "":
-			delay = retryAfter(resp.Header.Get("Retry-After"), jitter(wait))
-			if delay > maxWait {
+			after := retryAfter(resp.Header.Get("Retry-After"), backoff)
+			switch mode := resp.Header.Get(modeHeader); {
+			case resp.StatusCode == http.StatusConflict && mode == "replay":
+				delay = min(backoff, after)
+			case resp.StatusCode == http.StatusConflict && mode != "":
+				return resp, nil // a retry would run the request again, or be refused again
+			case after > retry.MaxWait:
 				// A server asking for longer (a result refused until its
 				// Retain passes, 24 h) is answering, not throttling.
 				return resp, nil
+			default:
+				delay = after
 			}
 		default:
 			return resp, nil
@@ -119,45 +151,45 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 		}
-		timer := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, ctx.Err()
-		case <-timer.C:
+		if !retry.Pause(ctx, delay) {
+			return nil, cmp.Or(ctx.Err(), context.DeadlineExceeded)
 		}
-		wait = min(2*wait, maxWait)
 	}
 }
 
-// maxWait bounds the wait between tries: the back-off's doubling stops at
-// it, and a longer Retry-After is the request's answer, not a wait.
-const maxWait = time.Minute
-
-// try sends one try of req with key and body, bounded by AttemptTimeout.
-func (t *transport) try(ctx context.Context, req *http.Request, key string, body []byte) (*http.Response, error) {
-	var cancel context.CancelFunc = func() {}
+// try sends the attempt-th try of req with key and body. AttemptTimeout,
+// when set, bounds it until the answer's headers arrive; cut reports that
+// it ended the try.
+func (t *transport) try(ctx context.Context, req *http.Request, key string, body *replayableBody, attempt int) (*http.Response, bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var timedOut atomic.Bool
+	stop := func() bool { return true }
 	if t.conf.AttemptTimeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, t.conf.AttemptTimeout)
+		timer := time.AfterFunc(t.conf.AttemptTimeout, func() {
+			timedOut.Store(true)
+			cancel()
+		})
+		stop = timer.Stop
 	}
 	r := req.Clone(ctx)
 	r.Header.Set(KeyHeader, key)
-	if body != nil {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	if err := body.set(r, attempt); err != nil {
+		stop()
+		cancel()
+		return nil, false, err
 	}
 	resp, err := t.next.RoundTrip(r)
+	stop()
 	if err != nil {
 		cancel()
-		return nil, err
+		return nil, timedOut.Load(), err
 	}
+	// The body is read under the try's context: closing it ends it.
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
-	return resp, nil
+	return resp, false, nil
 }
 
-// cancelOnClose ends a try's context when its answer's body is closed:
-// the body is read under it.
+// cancelOnClose ends a try's context when its answer's body is closed.
 type cancelOnClose struct {
 	io.ReadCloser
 	cancel context.CancelFunc
@@ -169,22 +201,33 @@ func (c *cancelOnClose) Close() error {
 	return err
 }
 
-// readBody reads req's body once, so each try can send it again; nil for
-// a request without one.
-func readBody(req *http.Request) ([]byte, error) {
-	if req.Body == nil || req.Body == http.NoBody {
-		return nil, nil
+// permanent reports whether err, a try's error, is one that no retry can
+// fix: a certificate the client does not trust, or a host name that does
+// not resolve.
+func permanent(err error) bool {
+	var (
+		unknownAuthority x509.UnknownAuthorityError
+		invalid          x509.CertificateInvalidError
+		hostname         x509.HostnameError
+		verification     *tls.CertificateVerificationError
+		dns              *net.DNSError
+	)
+	switch {
+	case errors.As(err, &unknownAuthority), errors.As(err, &invalid), errors.As(err, &hostname),
+		errors.As(err, &verification):
+		return true
+	case errors.As(err, &dns):
+		return dns.IsNotFound
 	}
-	defer req.Body.Close()
-	return io.ReadAll(req.Body)
+	return false
 }
 
 // retryAfter reads a Retry-After value (seconds or an HTTP date), or
 // returns fallback.
 func retryAfter(v string, fallback time.Duration) time.Duration {
 	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-		if secs > int(maxWait/time.Second) {
-			return maxWait + time.Second // past maxWait, without overflowing
+		if secs > int(retry.MaxWait/time.Second) {
+			return retry.MaxWait + time.Second // past MaxWait, without overflowing
 		}
 		return time.Duration(secs) * time.Second
 	}
@@ -192,12 +235,4 @@ func retryAfter(v string, fallback time.Duration) time.Duration {
 		return max(time.Until(at), 0)
 	}
 	return fallback
-}
-
-// jitter spreads d over [d/2, d) so clients do not retry in step.
-func jitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	return d/2 + rand.N(d/2)
 }

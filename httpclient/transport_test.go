@@ -2,12 +2,16 @@ package httpclient_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -240,6 +244,46 @@ func TestLongRetryAfterIsTheAnswer(t *testing.T) {
 		}
 		if keys, _ := rec.tries(); len(keys) != 1 {
 			t.Fatalf("Retry-After %s: %d tries, want 1", v, len(keys))
+		}
+	}
+}
+
+// failing is a transport whose every try fails with err, counted.
+type failing struct {
+	err   error
+	tries int
+}
+
+func (f *failing) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.tries++
+	if r.Body != nil {
+		r.Body.Close()
+	}
+	return nil, f.err
+}
+
+// TestPermanentErrorsNotRetried: an error no retry can fix (an untrusted
+// certificate, a host name that does not resolve) is returned after one
+// try; a reset connection is retried.
+func TestPermanentErrorsNotRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		err   error
+		tries int
+	}{
+		{"untrusted certificate", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, 1},
+		{"no such host", &net.DNSError{Err: "no such host", Name: "pay.invalid", IsNotFound: true}, 1},
+		{"DNS timeout", &net.DNSError{Err: "timeout", Name: "pay.example", IsTimeout: true}, 3},
+		{"connection reset", syscall.ECONNRESET, 3},
+	} {
+		f := &failing{err: tc.err}
+		c := httpclient.Conf{Routes: []httpclient.Route{{Method: http.MethodPost, Path: "/pay"}}, Backoff: time.Millisecond}
+		cl := &http.Client{Transport: httpclient.MustNewTransport(c, f)}
+		if _, err := cl.Post("http://pay.example/pay", "text/plain", strings.NewReader("x")); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+		if f.tries != tc.tries {
+			t.Errorf("%s: %d tries, want %d", tc.name, f.tries, tc.tries)
 		}
 	}
 }

@@ -1,0 +1,5 @@
+package httpclient
+
+// ModeHeaderForTest is modeHeader, for the external test that checks it
+// against the middleware's.
+const ModeHeaderForTest = modeHeader
