@@ -11,5 +11,11 @@
 //
 //	make bench        # or: cd bench && go run . -out ../docs
 //
+// For a quick look at a few rows, -only runs just the scenarios whose name
+// contains its argument and prints their table, for example the gRPC
+// client interceptor's with and without it:
+//
+//	cd bench && go run . -only "client interceptor" -rounds 3
+//
 // It is a separate module so the library never depends on its competitors.
 package main

@@ -43,6 +43,9 @@ func runPairs(cl clients, admin *redis.Client, rep *report, round int, d time.Du
 	}
 	half := d / 2
 	for _, sc := range scenarios {
+		if !selected(sc.name) {
+			continue
+		}
 		for pi, pg := range pairings {
 			for p := 0; p < pairsPerRound; p++ {
 				n := round*pairsPerRound + p

@@ -25,6 +25,7 @@ func main() {
 	out := flag.String("out", "", "a directory to write BENCHMARKS.md and benchmarks.svg (or BACKENDS.md) to")
 	backends := flag.Bool("backends", false, "compare the lock backends (Redis, Redlock, etcd, ZooKeeper) instead, writing BACKENDS.md")
 	pairsOnly := flag.Bool("pairs", false, "run only the paired comparisons (the drop-in against go-zero's RedisLock, zerolock on go-redis against the floor) and print their table")
+	flag.StringVar(&only, "only", "", "run only the scenarios whose name contains this (case-insensitive), for a quick look at a few rows")
 	flag.Parse()
 	logx.Disable()
 	var err error
@@ -84,6 +85,11 @@ func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) e
 		return err
 	}
 	defer hb.stop()
+	cb, err := startClients()
+	if err != nil {
+		return err
+	}
+	defer cb.stop()
 	gb, err := startGRPC(cl, false)
 	if err != nil {
 		return err
@@ -100,13 +106,15 @@ func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) e
 	// scenarios differ only in observe's switches.
 	zprom.Enable()
 	rep := newReport(admin, rounds, d)
-	vb, err := startValkey()
-	if err != nil {
-		rep.valkey = "none, its rows skipped: " + err.Error()
-		fmt.Fprintf(os.Stderr, "bench: no Valkey 9 server, the Valkey rows are skipped: %v\n", err)
-	} else {
-		defer vb.stop()
-		rep.valkey = vb.version
+	var vb *valkeyBench
+	if anySelected(valkeyScenarios) {
+		if vb, err = startValkey(); err != nil {
+			rep.valkey = "none, its rows skipped: " + err.Error()
+			fmt.Fprintf(os.Stderr, "bench: no Valkey 9 server, the Valkey rows are skipped: %v\n", err)
+		} else {
+			defer vb.stop()
+			rep.valkey = vb.version
+		}
 	}
 	// Every contender's order turns by one each round, and every scenario
 	// starts with an unrecorded warm-up, so no contender always runs first
@@ -128,21 +136,34 @@ func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) e
 			{grpcScenario, "zerolock interceptor", func(d time.Duration) sample { return gb.run(true, r, d) }},
 			{grpcScenario, "interceptor, DisableRenew", func(d time.Duration) sample { return gbNoRenew.run(true, r, d) }},
 		}
+		picked := servers[:0]
+		for _, s := range servers {
+			if selected(s.scenario) {
+				picked = append(picked, s)
+			}
+		}
+		servers = picked
 		// Warm-ups use their own order ids: a request cut off at their end
 		// may leave its key held.
-		hb.run("/floor/orders", -1-r, warm)
-		if err := hb.prime(r); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
+		if len(servers) > 0 {
+			hb.run("/floor/orders", -1-r, warm)
+			if err := hb.prime(r); err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(1)
+			}
+			gb.run(false, -1-r, warm)
 		}
-		gb.run(false, -1-r, warm)
 		for _, i := range rotation(len(servers), r) {
 			s := servers[i]
 			smp := s.run(d)
 			rep.add(s.scenario, s.name, smp)
 			fmt.Fprintf(os.Stderr, "round %d  %-34s %-26s %9.0f req/s  %d errors\n", r+1, s.scenario, s.name, smp.ops, smp.errors)
 		}
+		runClients(cb, rep, r, d)
 		for _, sc := range scenarios {
+			if !selected(sc.name) {
+				continue
+			}
 			runCycles(cl, admin, cycleContenders[0], sc, -1, warm)
 			for _, i := range rotation(len(cycleContenders), r) {
 				c := cycleContenders[i]
@@ -159,16 +180,18 @@ func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) e
 		runObservability(cl, admin, rep, r, d)
 		runPrimitives(cl, rep, r, d)
 		runPrimitiveHandoffs(cl, rep, r, d)
-		for _, i := range rotation(len(handoffContenders), r) {
-			c := handoffContenders[i]
-			key := fmt.Sprintf("bench:handoff:%d:%s", r, strings.ReplaceAll(c.name, " ", ""))
-			rate, err := handoffs(cl.redis, c, key, 20, d)
-			s := sample{ops: rate}
-			if err != nil {
-				s.errors, s.firstErr = 1, err
+		if selected(handoffScenario) {
+			for _, i := range rotation(len(handoffContenders), r) {
+				c := handoffContenders[i]
+				key := fmt.Sprintf("bench:handoff:%d:%s", r, strings.ReplaceAll(c.name, " ", ""))
+				rate, err := handoffs(cl.redis, c, key, 20, d)
+				s := sample{ops: rate}
+				if err != nil {
+					s.errors, s.firstErr = 1, err
+				}
+				rep.add(handoffScenario, c.name, s)
+				fmt.Fprintf(os.Stderr, "round %d  %-34s %-26s %9.0f hand-offs/s\n", r+1, handoffScenario, c.name, rate)
 			}
-			rep.add(handoffScenario, c.name, s)
-			fmt.Fprintf(os.Stderr, "round %d  %-34s %-26s %9.0f hand-offs/s\n", r+1, handoffScenario, c.name, rate)
 		}
 	}
 	fmt.Print(rep.table())
@@ -176,6 +199,25 @@ func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) e
 		return rep.write(out)
 	}
 	return nil
+}
+
+// only is -only: when set, the scenarios whose name does not contain it
+// are not run.
+var only string
+
+// selected says whether -only lets the scenario named name run.
+func selected(name string) bool {
+	return strings.Contains(strings.ToLower(name), strings.ToLower(only))
+}
+
+// anySelected says whether -only lets any of scs run.
+func anySelected(scs []scenario) bool {
+	for _, sc := range scs {
+		if selected(sc.name) {
+			return true
+		}
+	}
+	return false
 }
 
 func isLoopback(addr string) bool {

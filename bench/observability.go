@@ -74,6 +74,9 @@ func setObservability(on bool) {
 func runObservability(cl clients, admin *redis.Client, rep *report, r int, d time.Duration) {
 	defer setObservability(true)
 	for _, sc := range observabilityScenarios {
+		if !selected(sc.name) {
+			continue
+		}
 		warm := obsContenders[0].cycleContender
 		warm.name = sc.name + ": " + warm.name
 		setObservability(false)

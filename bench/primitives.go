@@ -119,6 +119,9 @@ var primitiveCycles = scenario{goroutines: 50}
 // runPrimitives runs one round of every primitive scenario.
 func runPrimitives(cl clients, rep *report, r int, d time.Duration) {
 	for _, ps := range primitiveScenarios {
+		if !selected(ps.name) {
+			continue
+		}
 		sc := primitiveCycles
 		sc.name = ps.name
 		runCycles(cl, rep.admin, ps.contenders[0], sc, -1-r, d/5) // warm-up
@@ -197,6 +200,9 @@ func (w primitiveWaiter) release(ctx context.Context) error {
 // runPrimitiveHandoffs runs one round of every primitive's hand-off.
 func runPrimitiveHandoffs(cl clients, rep *report, r int, d time.Duration) {
 	for _, h := range primitiveHandoffs {
+		if !selected(h.name) {
+			continue
+		}
 		for _, poll := range rotatedBools(r) {
 			name := "zerolock"
 			if poll {

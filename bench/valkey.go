@@ -125,6 +125,9 @@ func (v *valkeyBench) stop() {
 // runValkey runs one round of the Valkey scenarios.
 func runValkey(v *valkeyBench, rep *report, r int, d time.Duration) {
 	for _, sc := range valkeyScenarios {
+		if !selected(sc.name) {
+			continue
+		}
 		runCycles(v.cl, v.admin, valkeyContenders[0], sc, -1-r, d/5)
 		for _, i := range rotation(len(valkeyContenders), r) {
 			c := valkeyContenders[i]
