@@ -18,6 +18,7 @@ var readmeGoSources = []string{
 	"middleware/example_refusal_test.go",
 	"interceptor/example_readme_test.go",
 	"interceptor/client_example_test.go",
+	"httpclient/example_test.go",
 	"redislock/example_readme_test.go",
 	"example/api/internal/svc/servicecontext.go",
 	"example/rpc/rpcserver/rpcserver.go",

@@ -60,8 +60,10 @@ func withClientDefaults(c ClientConf) ClientConf {
 // idempotency-key. Otherwise, in a handler of a request that the server
 // interceptor or the middleware guards, it is derived from that request's
 // lock key, the method, and the ordinal of this call to the method within
-// the request: the same request retried makes the same keys, and a handler
-// that calls a method twice makes two. Anywhere else (a cron job, a queue
+// the request: a handler that calls a method twice makes two keys, and
+// under a replay rule the same request retried makes the same keys (under
+// the other modes, a later request with the lock key is new work, and
+// each request's calls get keys of their own). Anywhere else (a cron job, a queue
 // consumer) it is a fresh random key per logical call. The key is made
 // once per logical call and sent on every attempt of it. Ordinals follow
 // the order in which the handler makes its calls, so a handler that calls
@@ -71,10 +73,15 @@ func withClientDefaults(c ClientConf) ClientConf {
 // for another request with InvalidArgument.
 //
 // An attempt is retried when it failed with codes.Unavailable, when it was
-// refused with a google.rpc.RetryInfo (an in-flight duplicate: the retry,
-// after the delay RetryInfo names, gets the first call's result replayed),
-// or when AttemptTimeout cut it. Waits are Backoff, then doubled with
-// jitter; a RetryInfo delay wins. No other code is retried, no more than
+// refused with a google.rpc.RetryInfo, or when AttemptTimeout cut it. Waits
+// are Backoff, then doubled, each spread by ±20%; a RetryInfo delay wins.
+// This interceptor's own refusal of a duplicate (an ErrorInfo of
+// ReasonDuplicate) is retried only from a replay rule, whose retry gets
+// the first call's result once it is in, and then after the back-off,
+// never more than the RetryInfo delay (which is how long the first call's
+// hold has left, not when its result comes); from an inflight or window
+// rule it is the answer, since a retry once the first call ended would
+// run the method again, or be refused again. No other code is retried, no more than
 // MaxAttempts attempts are made, and no attempt or wait is started that
 // the caller's deadline would cut: the last attempt's error is returned.
 //

@@ -187,8 +187,9 @@
 // idempotency key (metadata idempotency-key: the caller's own, or one
 // derived from the request the calling handler serves, or a random one)
 // and is retried with it on Unavailable, on a refusal that carries a
-// RetryInfo, and when AttemptTimeout cut it, within MaxAttempts and the
-// caller's deadline:
+// RetryInfo (but not this interceptor's refusal of a duplicate outside
+// replay mode: see ReasonDuplicate), and when AttemptTimeout cut it,
+// within MaxAttempts and the caller's deadline:
 //
 //	conn := zrpc.MustNewClient(c.PaymentsRpc,
 //		zrpc.WithUnaryClientInterceptor(interceptor.MustUnaryClientInterceptor(c.Idempotency)))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/zerolock/zerolock/example/rpc/internal/config"
 	"github.com/zerolock/zerolock/example/rpc/payments"
+	"github.com/zerolock/zerolock/interceptor"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 )
 
@@ -53,8 +54,10 @@ func start(t *testing.T, hold time.Duration) payments.PaymentsClient {
 	return payments.NewPaymentsClient(conn.Conn())
 }
 
+// pay pays order as user, with the idempotency key pay-<order>, as the
+// client program does.
 func pay(client payments.PaymentsClient, user, order string) (*payments.PayResp, error) {
-	ctx := context.Background()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), interceptor.IdempotencyKeyMetadata, "pay-"+order)
 	if user != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+user)
 	}
@@ -100,7 +103,8 @@ func checkService(t *testing.T, client payments.PaymentsClient) {
 	// The rule is in replay mode: a retry after the payment completed gets
 	// its answer, and the payment does not run again.
 	var header metadata.MD
-	resp, err := client.Pay(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer alice"),
+	resp, err := client.Pay(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer alice",
+		interceptor.IdempotencyKeyMetadata, "pay-o-1"),
 		&payments.PayReq{Order: &payments.Order{Id: "o-1", Amount: 1}}, grpc.Header(&header))
 	if err != nil || resp.GetTimes() != 1 || strings.Join(header.Get("idempotent-replayed"), ",") != "true" {
 		t.Fatalf("alice's later retry: %v, %v, header %v; want the first payment replayed (times 1)", resp, err, header)
@@ -110,6 +114,17 @@ func checkService(t *testing.T, client payments.PaymentsClient) {
 	}
 	if _, err := pay(client, "alice", ""); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("no order id: %v, want InvalidArgument", err)
+	}
+	// The key identifies the payment: without one the call is refused, and
+	// alice's key of o-1 reused for another order is a mistake.
+	if _, err := client.Pay(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer alice"),
+		&payments.PayReq{Order: &payments.Order{Id: "o-4", Amount: 1}}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("no idempotency key: %v, want InvalidArgument", err)
+	}
+	if _, err := client.Pay(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer alice",
+		interceptor.IdempotencyKeyMetadata, "pay-o-1"),
+		&payments.PayReq{Order: &payments.Order{Id: "o-5", Amount: 1}}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("a key reused for another order: %v, want InvalidArgument", err)
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zerolock/zerolock/example/rpc/payments"
+	"github.com/zerolock/zerolock/interceptor"
 )
 
 func main() {
@@ -51,7 +52,10 @@ func main() {
 	client := payments.NewPaymentsClient(conn.Conn())
 	ctx, cancel := context.WithTimeout(context.Background(), *wait)
 	defer cancel()
-	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+*user)
+	// One payment, one idempotency key, on both calls and the retry: the
+	// service's rule keys payments on it (and the user).
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+*user,
+		interceptor.IdempotencyKeyMetadata, "pay-"+*order)
 
 	var (
 		wg      sync.WaitGroup

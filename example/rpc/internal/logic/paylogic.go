@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/zerolock/zerolock/example/rpc/internal/auth"
 	"github.com/zerolock/zerolock/example/rpc/internal/svc"
@@ -28,6 +30,9 @@ func NewPayLogic(ctx context.Context, svcCtx *svc.ServiceContext) *PayLogic {
 // Pay counts how often the order was paid. It knows nothing of locks: the
 // interceptor has already answered a duplicate of a running call Aborted.
 func (l *PayLogic) Pay(in *payments.PayReq) (*payments.PayResp, error) {
+	if in.GetOrder().GetId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "order.id is required")
+	}
 	user := fmt.Sprint(l.ctx.Value(auth.UserIDKey))
 	if hold := l.svcCtx.Config.PayHold; hold > 0 {
 		time.Sleep(hold) // stands in for the payment provider's call
