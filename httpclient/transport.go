@@ -53,8 +53,9 @@ const KeyHeader = "Idempotency-Key"
 // request being served by zerolock's middleware or interceptor (the
 // request's context), from the method and path, and from the ordinal of
 // this call within the served request, so the served request retried
-// makes the same keys under a replay rule (see the middleware's
-// README); without one it is random, one per request. The body is sent
+// makes the same keys under a replay rule (under the other modes each
+// request served makes its own); without one it is random, one per
+// request. The body is sent
 // again with each try: from the request's GetBody when it has one (as
 // http.NewRequest sets for in-memory bodies), else read into memory once.
 // AttemptTimeout bounds a try until its answer's headers arrive, never the
