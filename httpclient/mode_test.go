@@ -2,6 +2,7 @@ package httpclient_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -15,18 +16,30 @@ import (
 // Retry-After (the first request's remaining hold), since the retry gets
 // the first response as soon as it is in; from an inflight or window rule
 // it is the answer, since a retry would run the request again, or be
-// refused again.
+// refused again. So whatever the refusal's status (the rule's RejectCode:
+// 425 and 429 are statuses the transport otherwise retries).
 func TestDuplicateByMode(t *testing.T) {
 	for _, tc := range []struct {
-		mode  string
-		tries int
-	}{{middleware.ModeReplay, 2}, {middleware.ModeInflight, 1}, {middleware.ModeWindow, 1}} {
-		t.Run(tc.mode, func(t *testing.T) {
+		mode   string
+		status int
+		tries  int
+	}{
+		{middleware.ModeReplay, http.StatusConflict, 2},
+		{middleware.ModeInflight, http.StatusConflict, 1},
+		{middleware.ModeWindow, http.StatusConflict, 1},
+		{middleware.ModeReplay, http.StatusTooEarly, 2},
+		{middleware.ModeInflight, http.StatusTooEarly, 1},
+		{middleware.ModeInflight, http.StatusTooManyRequests, 1},
+		{middleware.ModeWindow, http.StatusServiceUnavailable, 1},
+	} {
+		t.Run(fmt.Sprint(tc.mode, tc.status), func(t *testing.T) {
 			rec, base := serve(t, func(try int, w http.ResponseWriter, _ *http.Request) {
 				if try == 1 {
-					w.Header().Set("Retry-After", "30")
+					// Replay: a delay past the deadline, which a poll does not
+					// wait out; the others: a short one, which a retry would.
+					w.Header().Set("Retry-After", map[bool]string{true: "30", false: "1"}[tc.mode == middleware.ModeReplay])
 					w.Header().Set(middleware.ModeHeader, tc.mode)
-					w.WriteHeader(http.StatusConflict)
+					w.WriteHeader(tc.status)
 					return
 				}
 				w.WriteHeader(http.StatusCreated)

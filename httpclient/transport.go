@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -57,7 +58,9 @@ const KeyHeader = "Idempotency-Key"
 // request served makes its own); without one it is random, one per
 // request. The body is sent
 // again with each try: from the request's GetBody when it has one (as
-// http.NewRequest sets for in-memory bodies), else read into memory once.
+// http.NewRequest sets for in-memory bodies), else from a copy read into
+// memory before the first try; a body without GetBody over 8 MiB is sent
+// once, and the request is not retried.
 // AttemptTimeout bounds a try until its answer's headers arrive, never the
 // reading of its body. Requests no route matches pass through untouched.
 // The error wraps ErrBadConfig.
@@ -110,13 +113,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if key == "" {
 		key = guard.OutgoingKey(ctx, req.Method+" "+req.URL.Path)
 	}
-	body, err := newReplayableBody(req)
+	body, err := newReplayableBody(req, t.conf.MaxAttempts > 1)
 	if err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
 		resp, cut, err := t.try(ctx, req, key, body, attempt)
-		if attempt >= t.conf.MaxAttempts {
+		if attempt >= t.conf.MaxAttempts || !body.again() {
 			return resp, err
 		}
 		backoff := retry.Backoff(t.conf.Backoff, attempt)
@@ -128,19 +131,19 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, err
 		case err != nil:
 			delay = backoff // no answer arrived, or AttemptTimeout cut the try
-		case retried[resp.StatusCode] && resp.Header.Get("Retry-After") != "":
-			after := retryAfter(resp.Header.Get("Retry-After"), backoff)
-			switch mode := resp.Header.Get(modeHeader); {
-			case resp.StatusCode == http.StatusConflict && mode == "replay":
-				delay = min(backoff, after)
-			case resp.StatusCode == http.StatusConflict && mode != "":
+		case resp.Header.Get(modeHeader) != "":
+			// zerolock's refusal of a duplicate, whatever its status (the
+			// rule's RejectCode, or a refusal handler's).
+			if resp.Header.Get(modeHeader) != "replay" {
 				return resp, nil // a retry would run the request again, or be refused again
-			case after > retry.MaxWait:
+			}
+			delay = min(backoff, retryAfter(resp.Header.Get("Retry-After"), backoff))
+		case retried[resp.StatusCode] && resp.Header.Get("Retry-After") != "":
+			delay = retryAfter(resp.Header.Get("Retry-After"), backoff)
+			if delay > retry.MaxWait {
 				// A server asking for longer (a result refused until its
 				// Retain passes, 24 h) is answering, not throttling.
 				return resp, nil
-			default:
-				delay = after
 			}
 		default:
 			return resp, nil
@@ -149,7 +152,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, err // the deadline would cut the wait: the last answer
 		}
 		if resp != nil {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			// Closed, not drained: draining could spend the time the
+			// deadline left for the next try.
 			resp.Body.Close()
 		}
 		if !retry.Pause(ctx, delay) {
@@ -164,7 +168,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *transport) try(ctx context.Context, req *http.Request, key string, body *replayableBody, attempt int) (*http.Response, bool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var timedOut atomic.Bool
-	stop := func() bool { return true }
+	stop := func() bool { return true } // no timer: it never fires
 	if t.conf.AttemptTimeout > 0 {
 		timer := time.AfterFunc(t.conf.AttemptTimeout, func() {
 			timedOut.Store(true)
@@ -173,6 +177,9 @@ func (t *transport) try(ctx context.Context, req *http.Request, key string, body
 		stop = timer.Stop
 	}
 	r := req.Clone(ctx)
+	if r.Header == nil {
+		r.Header = make(http.Header)
+	}
 	r.Header.Set(KeyHeader, key)
 	if err := body.set(r, attempt); err != nil {
 		stop()
@@ -180,10 +187,19 @@ func (t *transport) try(ctx context.Context, req *http.Request, key string, body
 		return nil, false, err
 	}
 	resp, err := t.next.RoundTrip(r)
-	stop()
+	if !stop() && err == nil {
+		// The timer fired as the headers came: the try's context is
+		// ending, so its body cannot be read. A cut try, as any other.
+		resp.Body.Close()
+		resp, err = nil, context.Canceled
+	}
 	if err != nil {
 		cancel()
-		return nil, timedOut.Load(), err
+		if timedOut.Load() {
+			return nil, true, fmt.Errorf("%w (httpclient: the try was cut by AttemptTimeout %v: %w)",
+				err, t.conf.AttemptTimeout, context.DeadlineExceeded)
+		}
+		return nil, false, err
 	}
 	// The body is read under the try's context: closing it ends it.
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}

@@ -100,8 +100,10 @@ func withClientDefaults(c ClientConf) ClientConf {
 //   - zrpc's breaker counts each logical call once, by its last
 //     attempt's outcome, and once it opens it refuses calls before any
 //     attempt is made, so retrying never multiplies the load on a failing
-//     server by more than MaxAttempts, and a breaker that sheds calls
-//     sheds all of their attempts.
+//     server by more than MaxAttempts at one hop, and a breaker that sheds
+//     calls sheds all of their attempts. Across hops retries multiply: a
+//     handler that passes an Unavailable up lets its own callers retry the
+//     whole request; retry at one hop.
 //   - A call's span, its duration log and its metrics cover its attempts
 //     and waits together.
 //

@@ -79,19 +79,27 @@ func TestClientRetryGetsReplayedResult(t *testing.T) {
 // retry is not safe. The first attempt hangs in the method and
 // AttemptTimeout cuts it; the retry finds it running and is refused, and
 // the method then returns. A retry made now would run the method again,
-// so the refusal is the call's answer, with the mode in its ErrorInfo,
-// and the method ran once.
+// so the refusal is the call's answer, and the method ran once. The server
+// named the mode in the refusal's ErrorInfo; the answer the caller gets
+// has neither it nor the RetryInfo, which speak of the server's hold, and
+// would invite the caller's own callers to retry.
 func TestClientNoRetryOfInflightDuplicate(t *testing.T) {
 	srv := redistest.Start(t)
 	impl := newPayments()
 	impl.release = make(chan struct{})
 	lock := payConf(interceptor.ModeInflight, "metadata:"+interceptor.IdempotencyKeyMetadata, "ctx:userId")
 	lock.Expire = 200 * time.Millisecond // a short RetryInfo delay, which a client might wait out and retry
-	var once sync.Once
+	var (
+		once sync.Once
+		sent = make(chan *status.Status, 1)
+	)
 	releaseOnRefusal := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		resp, err := h(ctx, req)
 		if status.Code(err) == codes.Aborted {
-			once.Do(func() { close(impl.release) })
+			once.Do(func() {
+				sent <- status.Convert(err)
+				close(impl.release)
+			})
 		}
 		return resp, err
 	}
@@ -106,14 +114,18 @@ func TestClientNoRetryOfInflightDuplicate(t *testing.T) {
 	if st.Code() != codes.Aborted {
 		t.Fatalf("Pay = %v (the method ran %d times), want the inflight refusal (Aborted)", err, impl.entered.Load())
 	}
+	if len(st.Details()) != 0 {
+		t.Errorf("the call's answer has details %v, want none (the server's RetryInfo and ErrorInfo removed)", st.Details())
+	}
+	refusal := <-sent
 	var mode string
-	for _, d := range st.Details() {
+	for _, d := range refusal.Details() {
 		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == interceptor.ErrorDomain && info.GetReason() == interceptor.ReasonDuplicate {
 			mode = info.GetMetadata()["mode"]
 		}
 	}
 	if mode != interceptor.ModeInflight {
-		t.Errorf("the refusal's details %v: want an ErrorInfo %s/%s with mode %s", st.Details(),
+		t.Errorf("the server's refusal has details %v: want an ErrorInfo %s/%s with mode %s", refusal.Details(),
 			interceptor.ErrorDomain, interceptor.ReasonDuplicate, interceptor.ModeInflight)
 	}
 	if n := impl.entered.Load(); n != 1 {

@@ -32,13 +32,23 @@ func (cl *client) intercept(ctx context.Context, method string, req, reply any, 
 			return invoker(ctx, method, req, reply, cc, opts...)
 		})
 		if err == nil || attempt >= cl.conf.MaxAttempts {
-			return err
+			return answer(err)
 		}
 		wait, ok := retryWait(err, cut, retry.Backoff(cl.conf.Backoff, attempt))
 		if !ok || !retry.Pause(ctx, wait) {
-			return err
+			return answer(err)
 		}
 	}
+}
+
+// answer is the error a logical call returns for its last attempt's err:
+// a duplicate refusal of the server called loses its RetryInfo and mode
+// (withoutDuplicate), which speak of that server's hold, not of the
+// caller's request, so that a handler that returns it as it is does not
+// invite its own callers to retry the whole request.
+func answer(err error) error {
+	err, _ = withoutDuplicate(err)
+	return err
 }
 
 // attempt makes one attempt, bounded by AttemptTimeout if set, and

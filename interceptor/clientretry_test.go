@@ -126,7 +126,8 @@ func TestClientCallerDeadline(t *testing.T) {
 		sameKey(t, srv.attempts(), 1)
 	})
 	t.Run("a RetryInfo delay past the deadline", func(t *testing.T) {
-		srv := newScripted(withRetryInfo(codes.Aborted, time.Hour))
+		// 30s: under the minute a refusal may ask for, past the deadline.
+		srv := newScripted(withRetryInfo(codes.Aborted, 30*time.Second))
 		client := dialClient(t, serveGRPC(t, srv), fastRetries())
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -148,7 +149,9 @@ func TestClientCallerDeadline(t *testing.T) {
 		sameKey(t, srv.attempts(), 1)
 	})
 	t.Run("a cancelled wait", func(t *testing.T) {
-		srv := newScripted(withRetryInfo(codes.Aborted, time.Hour))
+		// 30s: a wait the interceptor starts (no deadline), which the
+		// cancellation must end at once.
+		srv := newScripted(withRetryInfo(codes.Aborted, 30*time.Second))
 		answered := make(chan struct{}, 10)
 		client := dialClient(t, serveGRPC(t, srv), fastRetries(), func(ctx context.Context, method string, req, reply any,
 			cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
@@ -164,8 +167,13 @@ func TestClientCallerDeadline(t *testing.T) {
 		}()
 		<-answered // the first attempt has its answer: the wait follows
 		cancel()
-		if err := <-done; status.Code(err) != codes.Aborted {
-			t.Fatalf("Pay: %v, want the refusal the wait followed", err)
+		select {
+		case err := <-done:
+			if status.Code(err) != codes.Aborted {
+				t.Fatalf("Pay: %v, want the refusal the wait followed", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the cancelled call still waits out its 30s RetryInfo delay")
 		}
 		sameKey(t, srv.attempts(), 1)
 	})

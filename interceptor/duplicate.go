@@ -37,6 +37,34 @@ func duplicate(ru *rule, msg string, after time.Duration) error {
 	return withInfo.Err()
 }
 
+// withoutDuplicate returns err, a method's error, without the details that
+// make it a duplicate's refusal, and whether it had them: a method that
+// passes up the refusal of a service it called (go-zero handlers return
+// the errors of their calls as they are) must not have its own callers
+// read it as this service's refusal, whose RetryInfo and mode are the
+// other service's. Retried on their word, the whole request would run
+// again after the delay, and under an inflight rule make new calls with
+// new keys. The code and message stay.
+func withoutDuplicate(err error) (error, bool) {
+	st, ok := status.FromError(err)
+	if !ok {
+		return err, false
+	}
+	if _, dup := duplicateMode(st); !dup {
+		return err, false
+	}
+	p := st.Proto()
+	kept := p.Details[:0:0]
+	for _, d := range p.GetDetails() {
+		if d.MessageIs((*errdetails.ErrorInfo)(nil)) || d.MessageIs((*errdetails.RetryInfo)(nil)) {
+			continue
+		}
+		kept = append(kept, d)
+	}
+	p.Details = kept
+	return status.FromProto(p).Err(), true
+}
+
 // duplicateMode returns the mode of the rule that refused st as a
 // duplicate, if st is the interceptor's refusal of one.
 func duplicateMode(st *status.Status) (string, bool) {

@@ -23,12 +23,16 @@ type exchange struct {
 
 	resp any
 	err  error
+	// passedUp: the method returned a duplicate refusal of a service it
+	// called (see withoutDuplicate), which is neither kept nor retried.
+	passedUp bool
 }
 
 // Run runs the method. Its answer is returned by the interceptor, after
 // the lock is kept, stored or released, so there is nothing to hold.
 func (x *exchange) Run(ctx context.Context, _ guard.Run) {
 	x.resp, x.err = x.handler(ctx, x.req)
+	x.err, x.passedUp = withoutDuplicate(x.err)
 }
 
 // Failed reports a method error after which a retry must not be blocked.
@@ -39,6 +43,9 @@ func (x *exchange) Failed(error) bool {
 // Answer keeps the method's response, or the status of the error it
 // returned, unless the error is a failure of the server (see resultOf).
 func (x *exchange) Answer(error) guard.Answer {
+	if x.passedUp {
+		return guard.Answer{} // not done yet, two hops down: a retry runs again
+	}
 	r, kept, problem := resultOf(x.resp, x.err, x.ru.rejectCode)
 	if !kept {
 		return guard.Answer{Problem: problem}
