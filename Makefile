@@ -60,11 +60,14 @@ unit:
 # acquisitions across 3 processes, repeated holder kills, >= 10k hostile
 # HTTP requests and gRPC calls, >= 50k operations each on the semaphore,
 # the multi-key lock and the read-write lock, 2 minutes of replay-mode
-# duplicates and retries against REST processes killed mid-request) and
-# writes docs/RELIABILITY.md. It stops by itself within 15 minutes.
+# duplicates and retries against REST processes killed mid-request, 10k
+# operations paid exactly once from clients through REST to RPC with
+# faulty hops and both tiers' processes killed) and writes
+# docs/RELIABILITY.md. It takes about 15 minutes and stops by itself
+# within 20.
 torture: deps
 	ZEROLOCK_TORTURE=1 ZEROLOCK_RELIABILITY_REPORT=$(CURDIR)/docs/RELIABILITY.md \
-		$(GO) test -count=1 -timeout 15m -v ./torture
+		$(GO) test -count=1 -timeout 20m -v ./torture
 
 # race-repeat runs every test three times under the race detector (issue 8,
 # hygiene): about three times make test's test time.

@@ -1,27 +1,22 @@
 package torture
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/zerolock/zerolock/internal/testing/redistest"
-	"github.com/zerolock/zerolock/internal/testing/testproc"
 	"github.com/zerolock/zerolock/middleware"
 )
 
@@ -140,7 +135,7 @@ type replayWorkload struct {
 	client *http.Client
 
 	mu           sync.Mutex
-	live         []*replayProcess
+	live         []*serverProcess
 	killed       map[string]time.Time // process id: when the kill began
 	killedInside int64                // handlers inside the processes when they were killed
 	nextID       int
@@ -151,15 +146,6 @@ type replayWorkload struct {
 	// read from Redis by check
 	runs, takenOver       int
 	violations, holdsLost int64
-}
-
-// A replayProcess is one child serving the payment routes.
-type replayProcess struct {
-	id    string
-	base  string
-	cmd   *exec.Cmd
-	stdin io.Closer
-	dead  atomic.Bool // set before it is killed
 }
 
 // replayKey is one idempotency key and every answer its requests got.
@@ -182,49 +168,21 @@ type replayAnswer struct {
 	sent     time.Time
 }
 
-// startProcess starts a child on a port never handed out before in this
-// process (so that no pooled connection to a killed child's port reaches
-// its replacement) and adds it to the live ones. It tries three ports.
+// startProcess starts a child serving the payment routes and adds it to
+// the live ones.
 func (w *replayWorkload) startProcess() error {
 	w.mu.Lock()
 	w.nextID++
 	id := fmt.Sprintf("p%d", w.nextID)
 	w.mu.Unlock()
-	var last string
-	for range 3 {
-		port, err := testproc.FreePort()
-		if err != nil {
-			return err
-		}
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(append(os.Environ(), childEnv+"=replayserver", "CHILD_ID="+id,
-			"PORT="+strconv.Itoa(port)), w.env...)
-		cmd.Stderr = os.Stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			return err
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			return err
-		}
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		out := bufio.NewScanner(stdout)
-		out.Scan()
-		if last = out.Text(); last == "listening" {
-			p := &replayProcess{id: id, base: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, stdin: stdin}
-			w.mu.Lock()
-			w.live = append(w.live, p)
-			w.mu.Unlock()
-			return nil
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+	p, err := startServerChild("replayserver", id, w.env)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("process %s did not start: %q", id, last)
+	w.mu.Lock()
+	w.live = append(w.live, p)
+	w.mu.Unlock()
+	return nil
 }
 
 // killOne SIGKILLs a random live process with a handler inside (any, if
@@ -251,12 +209,10 @@ func (w *replayWorkload) killOne(r *rand.Rand) {
 	w.live = append(w.live[:victim:victim], w.live[victim+1:]...)
 	w.mu.Unlock()
 	inside := w.prefix + ":inside:" + p.id
-	p.dead.Store(true)
 	// Dead first, then noted: a run that starts in the process between
 	// the note and the death would otherwise pass as one of a killed
 	// process, and take over a marker of a live run.
-	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
+	p.kill()
 	at := time.Now()
 	if err := w.admin.SAdd(ctx, w.prefix+":killed", p.id).Err(); err != nil {
 		w.t.Errorf("note the kill of %s: %v", p.id, err)
@@ -280,14 +236,8 @@ func (w *replayWorkload) withHandlerInside(ctx context.Context, order []int) int
 		keys[j] = w.prefix + ":inside:" + w.live[i].id
 	}
 	w.mu.Unlock()
-	counts, err := w.admin.MGet(ctx, keys...).Result()
-	if err != nil {
-		return -1
-	}
-	for j, c := range counts {
-		if n, _ := strconv.Atoi(fmt.Sprint(c)); n > 0 {
-			return order[j]
-		}
+	if j := firstCounting(ctx, w.admin, keys); j >= 0 {
+		return order[j]
 	}
 	return -1
 }
@@ -300,25 +250,11 @@ func (w *replayWorkload) stopAll() {
 	live := w.live
 	w.live = nil
 	w.mu.Unlock()
-	for _, p := range live {
-		p.dead.Store(true)
-		_ = p.stdin.Close()
-		done := make(chan struct{})
-		go func() {
-			_ = p.cmd.Wait()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-done
-		}
-	}
+	stopServers(live)
 }
 
 // pick returns a random live process.
-func (w *replayWorkload) pick(r *rand.Rand) *replayProcess {
+func (w *replayWorkload) pick(r *rand.Rand) *serverProcess {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.live[r.IntN(len(w.live))]
@@ -364,7 +300,7 @@ func (w *replayWorkload) send(k *replayKey, r *rand.Rand) {
 	give := time.Now().Add(replayKeyLimit)
 	for try := 0; time.Now().Before(give); try++ {
 		p := w.pick(r)
-		req, err := http.NewRequest(http.MethodPost, p.base+path, strings.NewReader(k.body))
+		req, err := http.NewRequest(http.MethodPost, "http://"+p.addr+path, strings.NewReader(k.body))
 		if err != nil {
 			w.t.Error(err)
 			return
