@@ -76,7 +76,12 @@ func (x *exchange) Refuse(rf guard.Refusal) {
 	case guard.Unavailable:
 		x.err = status.Error(codes.Unavailable, "zerolock: the call cannot be checked for duplicates right now, try again")
 	case guard.Duplicate:
-		x.err = duplicate(ru, ru.messageOr("zerolock: the same call is already being handled, retry later"), rf.RetryAfter)
+		msg := "zerolock: the same call is already being handled, retry later"
+		if ru.Policy.Window {
+			// The first may have finished long ago: say what the window does.
+			msg = fmt.Sprintf("zerolock: the same call was already made; repeats are refused for %v, retry later", ru.Policy.Expire)
+		}
+		x.err = duplicate(ru, ru.messageOr(msg), rf.RetryAfter)
 	case guard.OverLimit:
 		x.err = overLimit(ru, rf.RetryAfter)
 	case guard.KeyReused:

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/zerolock/zerolock/internal/guard"
@@ -88,8 +89,12 @@ func (x *exchange) Refuse(rf guard.Refusal) {
 		e = newError(http.StatusServiceUnavailable, "lock_unavailable", ErrLockUnavailable,
 			"the request cannot be checked for duplicates right now, try again")
 	case guard.Duplicate:
-		e = newError(x.ru.rejectCode, "duplicate_request", ErrDuplicateRequest,
-			x.ru.messageOr("the same request is already being handled, retry later"))
+		msg := "the same request is already being handled, retry later"
+		if x.ru.Policy.Window {
+			// The first may have finished long ago: say what the window does.
+			msg = fmt.Sprintf("the same request was already made; repeats are refused for %v, retry later", x.ru.Policy.Expire)
+		}
+		e = newError(x.ru.rejectCode, "duplicate_request", ErrDuplicateRequest, x.ru.messageOr(msg))
 		x.w.Header().Set(ModeHeader, x.ru.Mode())
 	case guard.OverLimit:
 		e = limitExceeded(x.ru)

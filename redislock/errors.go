@@ -27,6 +27,15 @@ var (
 	// address at error level.
 	ErrIdentityRejected = errs.IdentityRejected
 
+	// ErrBadAddress is returned by the start-up check of the middleware and
+	// the interceptor (NewBackend's Check) for a go-zero store whose Host
+	// cannot name a server: empty, or a ${VAR} that the configuration
+	// loader did not expand (goctl's main loads without conf.UseEnv()), so
+	// that such a service fails at start-up, naming the fix, instead of
+	// answering every guarded request 503 after the store's timeout. It is
+	// also a zerolock.ErrMisconfigured.
+	ErrBadAddress = errs.BadAddress
+
 	// ErrWaitCutTry is returned by a waiting acquire (AcquireWaitCtx of
 	// every lock kind here) whose wait limit ended a try that was still in
 	// flight, which happens only where calls return by their deadline

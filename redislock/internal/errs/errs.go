@@ -16,6 +16,9 @@ var (
 	// IdentityRejected is redislock.ErrIdentityRejected.
 	IdentityRejected = Misconfigured("redislock: the Redis server rejects CLIENT SETINFO, which this go-zero store sends on every new connection")
 
+	// BadAddress is redislock.ErrBadAddress.
+	BadAddress = Misconfigured("redislock: the go-zero store's Host is not an address")
+
 	// ReplicaAcksUnsupported is redislock.ErrReplicaAcksUnsupported.
 	ReplicaAcksUnsupported = errors.New("redislock: WithReplicaAcks needs a node, Sentinel or go-redis cluster client, or go-zero's node store")
 )

@@ -1,0 +1,84 @@
+package middleware_test
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zeromicro/go-zero/rest"
+
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/internal/testing/resttest"
+	"github.com/zerolock/zerolock/middleware"
+)
+
+// TestDoubleClickByMode is the README's "which mode stops which
+// duplicate": 11 real double clicks (the second 100-300 ms after the
+// first) against a handler that answers at once, as goctl's stub does.
+// inflight refuses only a request that overlaps the first, so nearly every
+// second click runs too; window refuses every second click (409); replay
+// with Wait answers both clicks with the one result. It logs the counts
+// the README quotes.
+func TestDoubleClickByMode(t *testing.T) {
+	srv := redistest.Start(t)
+	const pairs = 11
+	for _, tc := range []struct {
+		mode string
+		wait time.Duration
+	}{{middleware.ModeInflight, 0}, {middleware.ModeWindow, 0}, {middleware.ModeReplay, 2 * time.Second}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			c := resttest.OrdersConf(tc.mode, 5*time.Second, "header:Authorization", "json:orderId")
+			c.Wait = tc.wait
+			m := mustMiddleware(t, c, newStore(srv))
+			var runs atomic.Int64
+			base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{{
+				Method: http.MethodPost, Path: "/orders", Handler: func(w http.ResponseWriter, _ *http.Request) {
+					fmt.Fprintf(w, `{"run":%d}`, runs.Add(1))
+				}}})
+			var twice, refused, sameAnswer int
+			for i := range pairs {
+				body := fmt.Sprintf(`{"orderId":"%s-%d"}`, tc.mode, i)
+				before := runs.Load()
+				var (
+					wg    sync.WaitGroup
+					first resttest.Result
+				)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					first = resttest.Do(t, http.MethodPost, base+"/orders", body, "Authorization", "Bearer u")
+				}()
+				time.Sleep(time.Duration(100+20*i) * time.Millisecond) // the clicks' spacing, not synchronisation
+				second := resttest.Do(t, http.MethodPost, base+"/orders", body, "Authorization", "Bearer u")
+				wg.Wait()
+				switch {
+				case runs.Load()-before == 2:
+					twice++
+				case second.Status == http.StatusConflict:
+					refused++
+				case second.Status == http.StatusOK && second.Body == first.Body:
+					sameAnswer++
+				}
+			}
+			t.Logf("%s: of %d double clicks, %d ran twice, %d second clicks refused, %d answered with the first's result",
+				tc.mode, pairs, twice, refused, sameAnswer)
+			switch tc.mode {
+			case middleware.ModeInflight:
+				if twice == 0 {
+					t.Fatalf("inflight: no double click ran twice; the README says inflight does not stop them")
+				}
+			case middleware.ModeWindow:
+				if refused != pairs {
+					t.Fatalf("window: %d of %d second clicks refused, want all", refused, pairs)
+				}
+			default:
+				if sameAnswer != pairs {
+					t.Fatalf("replay with Wait: %d of %d second clicks answered with the first's result, want all", sameAnswer, pairs)
+				}
+			}
+		})
+	}
+}
