@@ -184,8 +184,10 @@ func SetCmd(cmd *redis.Cmd, val any, err error) {
 // circuit breaker (see CheckStore): unlike Ready, it refuses a store whose
 // server rejects CLIENT SETINFO, with ErrIdentityRejected.
 func (s *Store) Check(ctx context.Context) error {
-	if err := checkAddr(s.R.Addr); err != nil {
-		return err
+	if s.R != nil { // a nil store is check's to refuse
+		if err := checkAddr(s.R.Addr); err != nil {
+			return err
+		}
 	}
 	return s.id.check(ctx, s.R)
 }
