@@ -38,22 +38,3 @@ func Run(dir, script string, timeout time.Duration, env ...string) (stdout, stde
 	}
 	return out.String(), errOut.String(), err
 }
-
-// LoadYAMLSame loads into v, as LoadYAML does, the yaml block that contains
-// substr of README.md under root, and that of every other of READMEs into
-// a new value of v's type, and fails the test unless they all load to the
-// same value: a test that runs README.md's configuration then runs every
-// README's.
-func LoadYAMLSame(tb testing.TB, root, substr string, v any) {
-	tb.Helper()
-	LoadYAML(tb, filepath.Join(root, READMEs[0]), substr, v)
-	want := reflect.ValueOf(v).Elem().Interface()
-	for _, readme := range READMEs[1:] {
-		other := reflect.New(reflect.TypeOf(v).Elem())
-		LoadYAML(tb, filepath.Join(root, readme), substr, other.Interface())
-		if got := other.Elem().Interface(); !reflect.DeepEqual(got, want) {
-			tb.Fatalf("the yaml block with %q loads differently from %s and %s:\n%+v\n%+v",
-				substr, readme, READMEs[0], got, want)
-		}
-	}
-}
