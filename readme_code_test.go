@@ -7,9 +7,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/zerolock/zerolock/internal/testing/readmetest"
 )
 
-// readmeGoSources are the compiled Go files that README.md's ```go blocks
+// readmeGoSources are the compiled Go files that the READMEs' ```go blocks
 // quote: the Examples written for them, and the goctl-shaped example
 // services that the "From goctl" section cites. Every code line of a block
 // must be a line of one of them.
@@ -24,30 +26,40 @@ var readmeGoSources = []string{
 	"example/rpc/rpcserver/rpcserver.go",
 }
 
-// TestReadmeGoBlocks keeps the README's Go code compiling: every code line
-// of its ```go blocks must be a line of a file in readmeGoSources, which go
-// vet and go test build. Lines are compared as Go tokens, so spacing,
+// TestReadmeGoBlocks keeps the READMEs' Go code compiling: every code line
+// of the ```go blocks of each README (README.md and README-cn.md,
+// readmetest.READMEs) must be a line of a file in readmeGoSources, which
+// go vet and go test build. Lines are compared as Go tokens, so spacing,
 // gofmt's alignment and comments (a README line's trailing comment is
-// prose for the reader) do not count, and a comment-only line is prose. One
-// spelling is folded: `import name "path"`, a declaration of its own in a
-// snippet, matches the import spec `name "path"` in a grouped import. A
-// placeholder such as `{ ... }` is no line of Go source, so it fails.
+// prose for the reader, and README-cn.md's is in Chinese) do not count,
+// and a comment-only line is prose. One spelling is folded:
+// `import name "path"`, a declaration of its own in a snippet, matches the
+// import spec `name "path"` in a grouped import. A placeholder such as
+// `{ ... }` is no line of Go source, so it fails.
 //
 // The test fails, naming the README line, for a code line found in no
 // source; for a source that has a build constraint (it might not be
-// built) or does not parse; and for a source that no README line needs,
-// so that the list says what backs the README.
+// built) or does not parse; and for a source that no line of a README
+// needs, so that the list says what backs the READMEs.
 func TestReadmeGoBlocks(t *testing.T) {
-	lines := readmeGoLines(t, "README.md")
-	if len(lines) == 0 {
-		t.Fatal("README.md has no ```go block with code")
-	}
-
 	sources := make(map[string]map[string]bool) // file -> token lines
 	for _, name := range readmeGoSources {
 		sources[name] = sourceLines(t, name)
 	}
+	for _, readme := range readmetest.READMEs {
+		t.Run(readme, func(t *testing.T) {
+			checkReadmeGoLines(t, readme, sources)
+		})
+	}
+}
 
+// checkReadmeGoLines checks the ```go blocks of readme against sources,
+// the token lines of each of readmeGoSources.
+func checkReadmeGoLines(t *testing.T, readme string, sources map[string]map[string]bool) {
+	lines := readmeGoLines(t, readme)
+	if len(lines) == 0 {
+		t.Fatalf("%s has no ```go block with code", readme)
+	}
 	used := make(map[string]bool)
 	var missing int
 	for _, l := range lines {
@@ -59,22 +71,22 @@ func TestReadmeGoBlocks(t *testing.T) {
 		}
 		if !found {
 			missing++
-			t.Errorf("README.md:%d: %q is a line of no source in readmeGoSources", l.number, l.text)
+			t.Errorf("%s:%d: %q is a line of no source in readmeGoSources", readme, l.number, l.text)
 		}
 	}
 	if missing > 0 {
-		t.Logf("README.md's Go code must be real code, each line a line of one of\n\t%s\n"+
+		t.Logf("%s's Go code must be real code, each line a line of one of\n\t%s\n"+
 			"(an Example in an example_readme_test.go, say), so that building them builds it",
-			strings.Join(readmeGoSources, "\n\t"))
+			readme, strings.Join(readmeGoSources, "\n\t"))
 	}
 	for _, name := range readmeGoSources {
 		if !used[name] {
-			t.Errorf("%s backs no line of README.md's ```go blocks: drop it from readmeGoSources", name)
+			t.Errorf("%s backs no line of %s's ```go blocks: drop it from readmeGoSources", name, readme)
 		}
 	}
 }
 
-// A readmeLine is a code line of a ```go block of the README.
+// A readmeLine is a code line of a ```go block of a README.
 type readmeLine struct {
 	number int    // 1-based line number in the README
 	text   string // as written, trimmed
@@ -105,7 +117,7 @@ func readmeGoLines(t *testing.T, path string) []readmeLine {
 		default:
 			toks, err := tokenLine(line)
 			if err != nil {
-				t.Errorf("README.md:%d: %q does not scan as Go: %v", i+1, trimmed, err)
+				t.Errorf("%s:%d: %q does not scan as Go: %v", path, i+1, trimmed, err)
 				continue
 			}
 			if len(toks) == 0 {
@@ -119,7 +131,7 @@ func readmeGoLines(t *testing.T, path string) []readmeLine {
 		}
 	}
 	if inBlock {
-		t.Error("README.md: a ```go block is not closed")
+		t.Errorf("%s: a ```go block is not closed", path)
 	}
 	return lines
 }
@@ -140,7 +152,7 @@ func sourceLines(t *testing.T, name string) map[string]bool {
 	for _, cg := range f.Comments {
 		for _, c := range cg.List {
 			if c.Pos() < f.Package && strings.HasPrefix(c.Text, "//go:build") {
-				t.Errorf("%s has a build constraint, so it may not be built: it cannot back README.md's code", name)
+				t.Errorf("%s has a build constraint, so it may not be built: it cannot back the READMEs' code", name)
 			}
 		}
 	}

@@ -31,12 +31,13 @@ func dtmBranch(gid, transType, branchID, op string) context.Context {
 	)
 }
 
-// readmeDtmConf loads the gRPC rule of the README's "With dtm", its
-// method, which no service linked here declares, replaced with method.
+// readmeDtmConf loads the gRPC rule of the README's "With dtm" (which
+// README-cn.md must show too: LoadYAMLSame), its method, which no service
+// linked here declares, replaced with method.
 func readmeDtmConf(t *testing.T, method string) interceptor.LockConf {
 	t.Helper()
 	var c struct{ Lock interceptor.LockConf }
-	readmetest.LoadYAML(t, "../README.md", "metadata:dtm-gid", &c)
+	readmetest.LoadYAMLSame(t, "..", "metadata:dtm-gid", &c)
 	if len(c.Lock.Rules) != 1 {
 		t.Fatalf("the README's rule for dtm over gRPC: %d rules, want one", len(c.Lock.Rules))
 	}

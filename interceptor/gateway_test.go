@@ -30,12 +30,12 @@ import (
 )
 
 // readmeGatewayConf loads the rule of the README's "Behind go-zero's
-// gateway", its method, which no service linked here declares, replaced
-// with method.
+// gateway" (which README-cn.md must show too: LoadYAMLSame), its method,
+// which no service linked here declares, replaced with method.
 func readmeGatewayConf(t *testing.T, method string) interceptor.LockConf {
 	t.Helper()
 	var c struct{ Lock interceptor.LockConf }
-	readmetest.LoadYAML(t, "../README.md", "metadata:idempotency-key, metadata:authorization", &c)
+	readmetest.LoadYAMLSame(t, "..", "metadata:idempotency-key, metadata:authorization", &c)
 	if len(c.Lock.Rules) != 1 || c.Lock.Rules[0].Mode != interceptor.ModeReplay {
 		t.Fatalf("the README's rule behind the gateway: %+v, want one rule, in replay mode", c.Lock.Rules)
 	}

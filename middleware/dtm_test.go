@@ -17,11 +17,12 @@ import (
 	"github.com/zerolock/zerolock/middleware"
 )
 
-// readmeDtmConf loads the REST rule of the README's "With dtm".
+// readmeDtmConf loads the REST rule of the README's "With dtm", which
+// README-cn.md must show too (LoadYAMLSame).
 func readmeDtmConf(t *testing.T) middleware.LockConf {
 	t.Helper()
 	var c struct{ Lock middleware.LockConf }
-	readmetest.LoadYAML(t, "../README.md", "query:gid", &c)
+	readmetest.LoadYAMLSame(t, "..", "query:gid", &c)
 	if len(c.Lock.Rules) != 1 {
 		t.Fatalf("the README's rule for dtm over HTTP: %d rules, want one", len(c.Lock.Rules))
 	}

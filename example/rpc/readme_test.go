@@ -30,9 +30,10 @@ const (
 	clientCommand = "go run ./example/rpc/client"
 )
 
-// TestReadmeRPCBlock runs every ```sh block of README.md that runs the RPC
-// demo with bash, from the repository root, as a reader would, with three
-// changes that keep what runs the same: `go run ./example/rpc` and
+// TestReadmeRPCBlock runs every ```sh block of each README (README.md and
+// README-cn.md, readmetest.READMEs) that runs the RPC demo with bash, from
+// the repository root, as a reader would, with three changes that keep
+// what runs the same: `go run ./example/rpc` and
 // `go run ./example/rpc/client` become the two commands built once; the
 // server reads etc/rpc.yaml with ListenOn moved to a free port, and the
 // client gets that address with -addr; and the server's log goes to a file,
@@ -52,11 +53,6 @@ func TestReadmeRPCBlock(t *testing.T) {
 			t.Skipf("%s not installed", tool)
 		}
 	}
-	blocks := readmetest.Blocks(t, "../../README.md", serverCommand)
-	if len(blocks) == 0 {
-		t.Fatalf("README.md has no ```sh block with %q", serverCommand)
-	}
-
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -67,40 +63,55 @@ func TestReadmeRPCBlock(t *testing.T) {
 	if !strings.Contains(string(usage), fmt.Sprintf("(default %q)", listenOn)) {
 		t.Errorf("the client's default -addr is not etc/rpc.yaml's ListenOn %s:\n%s", listenOn, usage)
 	}
-
-	for _, b := range blocks {
-		if len(b.Want) == 0 {
-			t.Errorf("README.md:%d: the block shows no output (no line starts with \"# \")", b.Line)
-			continue
-		}
-		if !strings.Contains(b.Script, listenOn) {
-			t.Errorf("README.md:%d: the block does not say the server listens on %s", b.Line, listenOn)
-		}
-		addr := freeAddr(t)
-		dir := t.TempDir()
-		config, serverLog := filepath.Join(dir, "rpc.yaml"), filepath.Join(dir, "server.log")
-		moved := listenOnLine.ReplaceAllLiteralString(yaml, "ListenOn: "+addr)
-		if err := os.WriteFile(config, []byte(moved), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		script, err := rewriteRPCBlock(b.Script, map[string]string{
-			serverCommand: fmt.Sprintf("%s -f %s >%s 2>&1", quote(filepath.Join(bin, "rpc")), quote(config), quote(serverLog)),
-			clientCommand: fmt.Sprintf("%s -addr %s", quote(filepath.Join(bin, "client")), addr),
+	for _, readme := range readmetest.READMEs {
+		t.Run(readme, func(t *testing.T) {
+			blocks := readmetest.Blocks(t, filepath.Join(root, readme), serverCommand)
+			if len(blocks) == 0 {
+				t.Fatalf("%s has no ```sh block with %q", readme, serverCommand)
+			}
+			for _, b := range blocks {
+				runRPCBlock(t, readme, b, root, bin, yaml, listenOn)
+			}
 		})
-		if err != nil {
-			t.Errorf("README.md:%d: %v", b.Line, err)
-			continue
-		}
-
-		stdout, stderr, err := readmetest.Run(root, script, readmeBlockTimeout, "ZEROLOCK_REDIS_HOST=")
-		got := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
-		if err != nil || strings.Join(got, "\n") != strings.Join(b.Want, "\n") {
-			log, _ := os.ReadFile(serverLog)
-			t.Errorf("README.md:%d: the block printed\n%s\nwant (its \"# \" lines)\n%s\nerror: %v\nstderr: %s\nserver log:\n%s",
-				b.Line, stdout, strings.Join(b.Want, "\n"), err, stderr, log)
-		}
-		checkStopped(t, addr)
 	}
+}
+
+// runRPCBlock runs the block b of readme, from root, with the demo's
+// commands built into bin and the server's config, yaml, listening on a
+// free port in place of listenOn.
+func runRPCBlock(t *testing.T, readme string, b readmetest.Block, root, bin, yaml, listenOn string) {
+	t.Helper()
+	if len(b.Want) == 0 {
+		t.Errorf("%s:%d: the block shows no output (no line starts with \"# \")", readme, b.Line)
+		return
+	}
+	if !strings.Contains(b.Script, listenOn) {
+		t.Errorf("%s:%d: the block does not say the server listens on %s", readme, b.Line, listenOn)
+	}
+	addr := freeAddr(t)
+	dir := t.TempDir()
+	config, serverLog := filepath.Join(dir, "rpc.yaml"), filepath.Join(dir, "server.log")
+	moved := listenOnLine.ReplaceAllLiteralString(yaml, "ListenOn: "+addr)
+	if err := os.WriteFile(config, []byte(moved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script, err := rewriteRPCBlock(b.Script, map[string]string{
+		serverCommand: fmt.Sprintf("%s -f %s >%s 2>&1", quote(filepath.Join(bin, "rpc")), quote(config), quote(serverLog)),
+		clientCommand: fmt.Sprintf("%s -addr %s", quote(filepath.Join(bin, "client")), addr),
+	})
+	if err != nil {
+		t.Errorf("%s:%d: %v", readme, b.Line, err)
+		return
+	}
+
+	stdout, stderr, err := readmetest.Run(root, script, readmeBlockTimeout, "ZEROLOCK_REDIS_HOST=")
+	got := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if err != nil || strings.Join(got, "\n") != strings.Join(b.Want, "\n") {
+		log, _ := os.ReadFile(serverLog)
+		t.Errorf("%s:%d: the block printed\n%s\nwant (its \"# \" lines)\n%s\nerror: %v\nstderr: %s\nserver log:\n%s",
+			readme, b.Line, stdout, strings.Join(b.Want, "\n"), err, stderr, log)
+	}
+	checkStopped(t, addr)
 }
 
 // buildDemo builds the server and the client into a temporary directory,

@@ -1,5 +1,5 @@
-// Package readmetest reads the fenced blocks of README.md in tests, and
-// runs its shell blocks (on unix), so that every command the README shows
+// Package readmetest reads the fenced blocks of the READMEs in tests, and
+// runs their shell blocks (on unix), so that every command a README shows
 // is run and its shown output checked, and the configuration it shows is
 // the one tests load. A shell block's lines that start with "# " are what
 // it prints, in order.
@@ -7,11 +7,19 @@ package readmetest
 
 import (
 	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/zeromicro/go-zero/core/conf"
 )
+
+// READMEs are the READMEs, relative to the repository root: README.md and
+// its Chinese translation, README-cn.md. A test that reads a README reads
+// each of them, so that the translation shows what runs, and the root
+// package's TestReadmesShowTheSameCode holds the two to the same blocks.
+var READMEs = []string{"README.md", "README-cn.md"}
 
 // A Block is a fenced code block of a README.
 type Block struct {
@@ -76,5 +84,24 @@ func LoadYAML(tb testing.TB, path, substr string, v any) {
 	}
 	if err := conf.LoadFromYamlBytes([]byte(blocks[0].Script), v); err != nil {
 		tb.Fatalf("%s:%d: %v", path, blocks[0].Line, err)
+	}
+}
+
+// LoadYAMLSame loads into v, as LoadYAML does, the yaml block that contains
+// substr of README.md under root, and that of every other of READMEs into
+// a new value of v's type, and fails the test unless they all load to the
+// same value: a test that runs README.md's configuration then runs every
+// README's.
+func LoadYAMLSame(tb testing.TB, root, substr string, v any) {
+	tb.Helper()
+	LoadYAML(tb, filepath.Join(root, READMEs[0]), substr, v)
+	want := reflect.ValueOf(v).Elem().Interface()
+	for _, readme := range READMEs[1:] {
+		other := reflect.New(reflect.TypeOf(v).Elem())
+		LoadYAML(tb, filepath.Join(root, readme), substr, other.Interface())
+		if got := other.Elem().Interface(); !reflect.DeepEqual(got, want) {
+			tb.Fatalf("the yaml block with %q loads differently from %s and %s:\n%+v\n%+v",
+				substr, readme, READMEs[0], got, want)
+		}
 	}
 }
