@@ -120,7 +120,7 @@ func TestCollectRulesRefuses(t *testing.T) {
 // TestRunWritesAndChecks: the plugin writes the rules between a YAML's
 // markers, a second run leaves it unchanged, -check passes on it and
 // fails, naming the line, once the file is edited; -o writes the rules
-// alone.
+// alone; a missing YAML is named with the flag that names another.
 func TestRunWritesAndChecks(t *testing.T) {
 	dir := t.TempDir()
 	yaml := "Name: shop\nLock:\n  Expire: 5s\n  Rules:\n    # goctl-zerolock: begin\n    # goctl-zerolock: end\n"
@@ -183,6 +183,10 @@ func TestRunWritesAndChecks(t *testing.T) {
 	runOK(options{out: "rules.yaml", check: true}, "rules.yaml: 4 rules, as shop.api declares")
 	if err := run(p, options{out: "missing.yaml", check: true}, new(bytes.Buffer)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("check of a missing fragment: %v", err)
+	}
+	if err := run(p, options{yaml: "etc/missing.yaml"}, new(bytes.Buffer)); !errors.Is(err, os.ErrNotExist) ||
+		!strings.Contains(err.Error(), "etc/missing.yaml: no such file: name the service's YAML with -yaml FILE") {
+		t.Fatalf("a missing YAML: %v", err)
 	}
 }
 

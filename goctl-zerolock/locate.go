@@ -116,7 +116,7 @@ func (l *locator) service(file string, svc *ast.ServiceStmt) {
 	var prefix string
 	if svc.AtServerStmt != nil {
 		for _, kv := range svc.AtServerStmt.Values {
-			if kv.Key.Token.Text == spec.RoutePrefixKey {
+			if strings.TrimSuffix(kv.Key.Token.Text, ":") == spec.RoutePrefixKey {
 				prefix = kv.Value.RawText()
 			}
 		}

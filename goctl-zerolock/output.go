@@ -39,6 +39,8 @@ func run(p *plugin.Plugin, o options, w io.Writer) error {
 			return err
 		}
 		have, want = string(old), fmt.Sprintf(fragmentHeader, api)+renderRules(rules, "")
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("goctl-zerolock: %s: no such file: name the service's YAML with -yaml FILE (%w)", show(name), err)
 	case err != nil:
 		return err
 	default:
@@ -55,11 +57,11 @@ func run(p *plugin.Plugin, o options, w io.Writer) error {
 				"(run the same goctl command without -check to write them)",
 				errStale, show(name), line, api, h, wl)
 		}
-		fmt.Fprintf(w, "goctl-zerolock: %s: %d rules, as %s declares\n", show(name), len(rules), api)
+		fmt.Fprintf(w, "goctl-zerolock: %s: %s, as %s declares\n", show(name), countRules(rules), api)
 		return nil
 	}
 	if have == want {
-		fmt.Fprintf(w, "goctl-zerolock: %s: %d rules, unchanged\n", show(name), len(rules))
+		fmt.Fprintf(w, "goctl-zerolock: %s: %s, unchanged\n", show(name), countRules(rules))
 		return nil
 	}
 	mode := os.FileMode(0o644)
@@ -69,6 +71,14 @@ func run(p *plugin.Plugin, o options, w io.Writer) error {
 	if err := os.WriteFile(name, []byte(want), mode); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "goctl-zerolock: %s: wrote %d rules from %s\n", show(name), len(rules), api)
+	fmt.Fprintf(w, "goctl-zerolock: %s: wrote %s from %s\n", show(name), countRules(rules), api)
 	return nil
+}
+
+// countRules says how many rules there are: "1 rule", "5 rules".
+func countRules(rules []rule) string {
+	if len(rules) == 1 {
+		return "1 rule"
+	}
+	return fmt.Sprintf("%d rules", len(rules))
 }
