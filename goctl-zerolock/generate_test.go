@@ -208,3 +208,21 @@ func TestParseOptions(t *testing.T) {
 		t.Fatalf("-h: %v, %q", err, usage.String())
 	}
 }
+
+// TestDemoRulesAreCommitted: in this process (no goctl build), the
+// repository's etc/api.yaml holds the rules example/api/demo.api declares.
+func TestDemoRulesAreCommitted(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiFile := filepath.Join(root, "example", "api", "demo.api")
+	p := &plugin.Plugin{Api: parseAPI(t, apiFile), ApiFilePath: apiFile, Dir: root}
+	var out bytes.Buffer
+	if err := run(p, options{yaml: "etc/api.yaml", check: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "etc/api.yaml: 5 rules, as demo.api declares"; !strings.Contains(out.String(), want) {
+		t.Fatalf("run said %q, want %q", out.String(), want)
+	}
+}

@@ -70,7 +70,10 @@ func runGoctl(t *testing.T, args, apiFile, dir string) (string, bool) {
 	return string(out), err == nil
 }
 
-// repoRoot is the zerolock repository this module sits in.
+// repoRoot is the zerolock repository this module sits in. Its files
+// (example/api/demo.api, etc/api.yaml) are outside this module, where go
+// test's cache does not look for changes: make test runs these tests with
+// -count=1.
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs("..")
