@@ -13,9 +13,9 @@
 // the property lock followed by the field's name:
 //
 //	@doc (
-//		summary:   "Make a payment"
-//		lock:      "header:Idempotency-Key,claim:userId"
-//		lockMode:  replay
+//		summary:    "Make a payment"
+//		lock:       "header:Idempotency-Key,claim:userId"
+//		lockMode:   replay
 //		lockRetain: "24h"
 //	)
 //	@handler CreatePayment
@@ -25,10 +25,17 @@
 // or limit), lockExpire, lockPermits, lockRetain, lockWait, lockMaxHold
 // (durations such as 10s), lockDisableRenew, lockSharedKeys,
 // lockSkipRouteCheck (true or false), lockMaxResponseBytes, lockRejectCode
-// (numbers), lockFingerprint (keys, comma-separated) and lockMessage. goctl
-// takes a @doc value in quotes or a bare word, so a number is quoted
-// (lockPermits: "2"). A property whose name starts with lock that is none
-// of these is an error, as is a value that does not parse.
+// (numbers), lockFingerprint (keys, comma-separated) and lockMessage.
+// goctl takes a @doc value in quotes, in backquotes or as a bare word, so
+// a number is quoted (lockPermits: "2"), and hands it on as written,
+// without unescaping: a lockMessage with double quotes in it goes in
+// backquotes. A property whose name starts with lock (in any case) that is
+// none of these is an error, as is a value that does not parse. Settings
+// that contradict each other within a rule are refused as the middleware
+// would refuse them (lockPermits outside limit mode, lockRetain outside
+// replay mode, ...); those that depend on the Lock section's own settings
+// (its Mode, Permits, SharedKeys) are left to the middleware's check at
+// start-up.
 //
 // Each key is parsed as the middleware parses it and checked against the
 // route: json: paths against the request type's json tags (nested structs,
@@ -37,8 +44,9 @@
 // claim: against its group's jwt:, header: names against HTTP's token
 // syntax. A replay rule must name its caller (claim:, or
 // header:Authorization) unless lockSharedKeys is true, as the middleware
-// requires at start-up. Every problem is reported with the .api file and
-// line it is about.
+// requires at start-up (a service whose Lock section sets SharedKeys says
+// lockSharedKeys on the route too). Every problem is reported, all at
+// once, with the .api file and line it is about.
 //
 // The rules are written, in the order the routes are written, between two
 // lines of the YAML that mark the generated block, inside Lock's Rules and

@@ -158,7 +158,8 @@ func (rt route) jsonPath(t spec.Type, path, walked []string) string {
 // fields returns the fields of the struct t that carry a tag of the
 // given kind (json, form), by the tag's name, with embedded structs
 // without such a tag flattened, as encoding/json and go-zero's httpx do.
-// A json field without any tag is named as its Go field.
+// A field whose tag has no name (json:",optional"), or, for json, a field
+// without any tag, is named as its Go field.
 func (rt route) fields(t spec.Type, kind string) map[string]spec.Type {
 	out := make(map[string]spec.Type)
 	rt.collect(t, kind, out, make(map[string]bool))
@@ -183,14 +184,15 @@ func (rt route) collect(t spec.Type, kind string, out map[string]spec.Type, seen
 		tag := reflect.StructTag(strings.Trim(m.Tag, "`"))
 		value, tagged := tag.Lookup(kind)
 		name, _, _ := strings.Cut(value, ",")
+		goName := m.Name != "" && !strings.Contains(m.Name, ",")
 		switch {
 		case name == "-":
 		case name != "":
 			out[name] = m.Type
 		case m.IsInline:
 			rt.collect(m.Type, kind, out, seen)
-		case kind == "json" && !tagged && m.Tag == "" && m.Name != "":
-			out[m.Name] = m.Type
+		case goName && (tagged || kind == "json" && m.Tag == ""):
+			out[m.Name] = m.Type // json:",optional", or no tag at all
 		}
 	}
 }

@@ -56,7 +56,8 @@ func TestCheckKeys(t *testing.T) {
 		{"json:tags.1", order, ""},
 		{"json:tenantId", order, ""}, // from the embedded Tenant
 		{"json:inner.code", order, ""},
-		{"json:orderid", order, `the request type OrderReq has no json field "orderid" (its json fields: extra, inner, items, meta, orderId, ship, tags, tenantId)`},
+		{"json:orderid", order, `the request type OrderReq has no json field "orderid" (its json fields: Note, extra, inner, items, meta, orderId, ship, tags, tenantId)`},
+		{"json:Note", order, ""},
 		{"json:Secret", order, `no json field "Secret"`},
 		{"json:Channel", order, `no json field "Channel"`},
 		{"json:items.sku", order, `json:items is an array ([]Item): the next segment must be an index, such as 0, not "sku"`},

@@ -37,9 +37,9 @@ func TestLocate(t *testing.T) {
 		t.Fatalf("order %q\nwant  %q", order, wantOrder)
 	}
 	for id, want := range map[string]site{
-		wantOrder[0]: {file: "testdata/shop.api", line: 54, docLine: 49, props: map[string]int{"summary": 50, "lock": 51}},
-		wantOrder[1]: {file: "testdata/shop.api", line: 57, docLine: 57, props: map[string]int{}},
-		wantOrder[4]: {file: "testdata/shop.api", line: 89, docLine: 87, props: map[string]int{}},
+		wantOrder[0]: {file: "testdata/shop.api", line: 55, docLine: 50, props: map[string]int{"summary": 51, "lock": 52}},
+		wantOrder[1]: {file: "testdata/shop.api", line: 58, docLine: 58, props: map[string]int{}},
+		wantOrder[4]: {file: "testdata/shop.api", line: 90, docLine: 88, props: map[string]int{}},
 		wantOrder[5]: {file: filepath.Join("testdata", "shopadmin.api"), line: 20, docLine: 12, props: map[string]int{
 			"lock": 13, "lockMode": 14, "lockDisableRenew": 15, "lockSharedKeys": 16, "lockSkipRouteCheck": 17}},
 	} {
@@ -47,7 +47,7 @@ func TestLocate(t *testing.T) {
 			t.Errorf("site of %q = %+v, want %+v", id, got, want)
 		}
 	}
-	if pay := sites[wantOrder[2]]; pay.propLine("lockMaxResponseBytes") != 67 || pay.propLine("lockPermits") != 59 {
+	if pay := sites[wantOrder[2]]; pay.propLine("lockMaxResponseBytes") != 68 || pay.propLine("lockPermits") != 60 {
 		t.Errorf("pay's lines: lockMaxResponseBytes %d, a property it lacks %d", pay.propLine("lockMaxResponseBytes"), pay.propLine("lockPermits"))
 	}
 }
