@@ -13,9 +13,17 @@ export ZEROLOCK_REQUIRE_REDIS := 1
 # zerolock's module, as a third party's backend does (a few seconds).
 EXTERNALTEST := locktest/internal/externaltest
 
+# GOCTLPLUGIN is the goctl plugin's module (goctl's dependencies stay out of
+# the library's go.mod). Its tests build goctl at the pinned version and run
+# it on example/api/demo.api, checking etc/api.yaml's generated rules: files
+# outside the module, whose changes go test's cache does not see, hence
+# -count=1 (about 10 s warm).
+GOCTLPLUGIN := goctl-zerolock
+
 test: deps vet
 	$(GO) test -race -timeout 9m ./...
 	cd $(EXTERNALTEST) && $(GO) test -race ./...
+	cd $(GOCTLPLUGIN) && $(GO) test -count=1 ./...
 
 # Valkey 9 and Redis 8 come from Debian sid, unpacked into this cache by
 # scripts/sid-servers.sh (from the mirror in the apt sources, signatures and
@@ -38,6 +46,7 @@ vet:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	cd $(EXTERNALTEST) && $(GO) vet ./...
+	cd $(GOCTLPLUGIN) && $(GO) vet ./...
 
 # bench compares zerolock with the raw floor, go-zero's RedisLock,
 # bsm/redislock and redsync in one run on a redis-server it starts, and
@@ -55,6 +64,7 @@ bench-backends: deps
 unit:
 	ZEROLOCK_REQUIRE_REDIS= $(GO) test ./...
 	cd $(EXTERNALTEST) && $(GO) test ./...
+	cd $(GOCTLPLUGIN) && $(GO) test -count=1 ./...
 
 # torture runs the long versions of the reliability tests (>= 100k
 # acquisitions across 3 processes, repeated holder kills, >= 10k hostile

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The modes a rule's lockMode may name (middleware.ModeInflight, ...).
+const (
+	modeInflight = "inflight"
+	modeWindow   = "window"
+	modeReplay   = "replay"
+	modeLimit    = "limit"
+)
+
+// keysProperty holds a rule's keys; every other property is "lock" and
+// the name of the LockRule field it sets.
+const keysProperty = "lock"
+
+// property is one @doc property the plugin knows, and how its value sets
+// the rule.
+type property struct {
+	name string
+	set  func(r *rule, value string) string // what is wrong, or ""
+}
+
+// properties are the @doc properties of a rule, one per field of
+// middleware.LockRule but Method and Path, which come from the route.
+var properties = []property{
+	{keysProperty, func(r *rule, v string) string { return setList(&r.Keys, v) }},
+	{"lockMode", setMode},
+	{"lockExpire", func(r *rule, v string) string { return setDuration(&r.Expire, &r.expire, v, time.Millisecond) }},
+	{"lockPermits", func(r *rule, v string) string { return setCount(&r.Permits, v) }},
+	{"lockRetain", func(r *rule, v string) string { return setDuration(&r.Retain, nil, v, time.Millisecond) }},
+	{"lockDisableRenew", func(r *rule, v string) string { return setBool(&r.DisableRenew, v) }},
+	{"lockMaxHold", func(r *rule, v string) string { return setDuration(&r.MaxHold, &r.maxHold, v, 0) }},
+	{"lockMaxResponseBytes", setMaxResponseBytes},
+	{"lockFingerprint", func(r *rule, v string) string { return setList(&r.Fingerprint, v) }},
+	{"lockRejectCode", setRejectCode},
+	{"lockMessage", func(r *rule, v string) string { r.Message = v; return "" }},
+	{"lockWait", func(r *rule, v string) string { return setDuration(&r.Wait, nil, v, 0) }},
+	{"lockSharedKeys", func(r *rule, v string) string { return setBool(&r.SharedKeys, v) }},
+	{"lockSkipRouteCheck", func(r *rule, v string) string { return setBool(&r.SkipRouteCheck, v) }},
+}
+
+// problem is something wrong with a rule: the @doc property it is about
+// ("" for the route as a whole) and what is wrong.
+type problem struct {
+	property string
+	msg      string
+}
+
+// isLockProperty reports whether a @doc property is the plugin's to read:
+// its name starts with "lock", in any case, so that a misspelt lockmode
+// or LockMode is refused rather than ignored.
+func isLockProperty(name string) bool {
+	return strings.HasPrefix(strings.ToLower(name), keysProperty)
+}
+
+// hasLockProperties reports whether a route's @doc declares a rule.
+func hasLockProperties(props map[string]string) bool {
+	for name := range props {
+		if isLockProperty(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseProperties builds a route's rule from its @doc properties and
+// checks each value on its own and the rule's settings against each other
+// (the checks middleware.LockRule gets at start-up that need no more than
+// the rule); keys are checked against the route by checkKeys. Method and
+// Path are left for the caller.
+func parseProperties(props map[string]string) (rule, []problem) {
+	var r rule
+	var problems []problem
+	names := make([]string, 0, len(props))
+	for name := range props {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	known := make(map[string]property, len(properties))
+	for _, p := range properties {
+		known[p.name] = p
+	}
+	for _, name := range names {
+		if !isLockProperty(name) {
+			continue
+		}
+		p, ok := known[name]
+		if !ok {
+			problems = append(problems, problem{name, unknownProperty(name)})
+			continue
+		}
+		if msg := p.set(&r, unquote(props[name])); msg != "" {
+			problems = append(problems, problem{name, fmt.Sprintf("%s %q: %s", name, props[name], msg)})
+		}
+	}
+	if _, ok := props[keysProperty]; !ok {
+		problems = append(problems, problem{"", fmt.Sprintf("a rule needs %s: its keys, comma-separated "+
+			`(lock: "claim:userId,json:orderId"; lock: "" locks the route for every request at once)`, keysProperty)})
+	}
+	return r, append(problems, crossCheck(r, props)...)
+}
+
+// unquote trims a value and strips the quotes around it that goctl's
+// older parser (GOCTL_EXPERIMENTAL=off) leaves on.
+func unquote(v string) string {
+	v = strings.TrimSpace(v)
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '`') && v[len(v)-1] == v[0] {
+		return v[1 : len(v)-1]
+	}
+	return v
+}
+
+// unknownProperty names the known properties, the one meant first when
+// only its case differs.
+func unknownProperty(name string) string {
+	for _, p := range properties {
+		if strings.EqualFold(p.name, name) {
+			return fmt.Sprintf("unknown property %s: did you mean %s?", name, p.name)
+		}
+	}
+	list := make([]string, len(properties))
+	for i, p := range properties {
+		list[i] = p.name
+	}
+	return fmt.Sprintf("unknown property %s (known: %s)", name, strings.Join(list, ", "))
+}
+
+// crossCheck refuses settings that contradict each other within the rule,
+// worded as the middleware words them. A rule without lockMode takes
+// Lock.Mode from the YAML, which the plugin does not read, so the checks
+// that depend on the mode run only on a rule that names it.
+func crossCheck(r rule, props map[string]string) []problem {
+	var problems []problem
+	if r.Mode != "" {
+		if r.Permits != 0 && r.Mode != modeLimit {
+			problems = append(problems, problem{"lockPermits", fmt.Sprintf(
+				"lockPermits is for limit mode only (this rule is in %s mode): set lockMode: limit, or remove it", r.Mode)})
+		}
+		if r.Mode != modeReplay {
+			var replayOnly []string
+			for _, name := range []string{"lockRetain", "lockWait", "lockMaxResponseBytes", "lockFingerprint"} {
+				if _, ok := props[name]; ok {
+					replayOnly = append(replayOnly, name)
+				}
+			}
+			if len(replayOnly) > 0 {
+				verb, pronoun := "is", "it"
+				if len(replayOnly) > 1 {
+					verb, pronoun = "are", "them"
+				}
+				problems = append(problems, problem{replayOnly[0], fmt.Sprintf(
+					"%s %s for replay mode only (this rule is in %s mode): set lockMode: replay, or remove %s",
+					strings.Join(replayOnly, " and "), verb, r.Mode, pronoun)})
+			}
+		}
+		if r.Mode == modeLimit && r.RejectCode != 0 {
+			problems = append(problems, problem{"lockRejectCode", "lockRejectCode answers a refused duplicate, " +
+				"and limit mode refuses none (a request over the limit gets limit mode's own refusal): remove it"})
+		}
+	}
+	if r.MaxHold != "" && r.DisableRenew {
+		problems = append(problems, problem{"lockMaxHold",
+			"lockMaxHold bounds the renewal that lockDisableRenew turns off: remove one of them"})
+	}
+	if r.MaxHold != "" && r.Expire != "" && r.maxHold != 0 && r.maxHold < r.expire {
+		problems = append(problems, problem{"lockMaxHold", fmt.Sprintf(
+			"lockMaxHold %s is shorter than lockExpire %s, so the hold would never be renewed: "+
+				"raise lockMaxHold (the default is 10 × Expire), or set lockDisableRenew: true", r.MaxHold, r.Expire)})
+	}
+	return problems
+}
+
+// setList splits a comma-separated list; "" is an empty list.
+func setList(list *[]string, v string) string {
+	if v == "" {
+		return ""
+	}
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return "an empty item in the comma-separated list"
+		}
+		*list = append(*list, item)
+	}
+	return ""
+}
+
+func setMode(r *rule, v string) string {
+	switch v {
+	case modeInflight, modeWindow, modeReplay, modeLimit:
+		r.Mode = v
+		return ""
+	}
+	return "want inflight, window, replay or limit"
+}
+
+// setDuration keeps the duration as written, once time.ParseDuration
+// (which go-zero's conf uses) accepts it and it is at least least; a zero
+// written "0" becomes "0s", which YAML does not read as a number.
+func setDuration(text *string, parsed *time.Duration, v string, least time.Duration) string {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return "not a duration (such as 500ms, 10s or 24h)"
+	}
+	if d < least {
+		if least == 0 {
+			return "must not be negative"
+		}
+		return fmt.Sprintf("must be at least %v", least)
+	}
+	if d == 0 {
+		v = "0s"
+	}
+	*text = v
+	if parsed != nil {
+		*parsed = d
+	}
+	return ""
+}
+
+func setCount(n *int, v string) string {
+	i, err := strconv.Atoi(v)
+	if err != nil || i < 1 {
+		return "want a whole number of at least 1"
+	}
+	*n = i
+	return ""
+}
+
+func setMaxResponseBytes(r *rule, v string) string {
+	i, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || i < 1 {
+		return "want a whole number of bytes, at least 1"
+	}
+	r.MaxResponseBytes = i
+	return ""
+}
+
+func setRejectCode(r *rule, v string) string {
+	i, err := strconv.Atoi(v)
+	if err != nil {
+		return "want an HTTP status, a 4xx"
+	}
+	if i < 400 || i > 499 {
+		return "must be a 4xx status, such as 409 (the default) or 425 for dtm, " +
+			"since go-zero's breaker counts a 5xx as a failure of the route"
+	}
+	r.RejectCode = i
+	return ""
+}
+
+func setBool(b *bool, v string) string {
+	switch v {
+	case "true":
+		*b = true
+	case "false":
+		*b = false
+	default:
+		return "want true or false"
+	}
+	return ""
+}

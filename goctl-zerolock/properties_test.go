@@ -1,0 +1,101 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestParseProperties: every property sets its field from a valid value;
+// a bad value, an unknown lock* property (a misspelling named with its
+// fix), a rule without lock, and settings that contradict each other are
+// each a problem naming the property.
+func TestParseProperties(t *testing.T) {
+	r, problems := parseProperties(map[string]string{
+		"summary":              "not ours",
+		"lock":                 " claim:userId , json:orderId ",
+		"lockMode":             "replay",
+		"lockExpire":           "10s",
+		"lockRetain":           "24h",
+		"lockDisableRenew":     "false",
+		"lockMaxHold":          "1m",
+		"lockMaxResponseBytes": "4096",
+		"lockFingerprint":      "json:orderId",
+		"lockRejectCode":       "425",
+		"lockMessage":          "请勿重复提交",
+		"lockWait":             "0",
+		"lockSharedKeys":       "true",
+		"lockSkipRouteCheck":   "true",
+	})
+	if len(problems) > 0 {
+		t.Fatalf("problems with valid properties: %v", problems)
+	}
+	want := rule{Keys: []string{"claim:userId", "json:orderId"}, Mode: "replay", Expire: "10s", Retain: "24h",
+		MaxHold: "1m", MaxResponseBytes: 4096, Fingerprint: []string{"json:orderId"}, RejectCode: 425,
+		Message: "请勿重复提交", Wait: "0s", SharedKeys: true, SkipRouteCheck: true}
+	want.expire, want.maxHold = r.expire, r.maxHold
+	if !reflect.DeepEqual(r, want) {
+		t.Fatalf("rule = %+v\nwant   %+v", r, want)
+	}
+	if r.expire.String() != "10s" || r.maxHold.String() != "1m0s" {
+		t.Fatalf("parsed durations %v, %v", r.expire, r.maxHold)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		props map[string]string
+		prop  string // the problem's property
+		want  string // in its message
+	}{
+		{"unknown", map[string]string{"lock": "ip", "lockTimeout": "1s"}, "lockTimeout", "unknown property lockTimeout (known: lock, lockMode"},
+		{"case typo", map[string]string{"lock": "ip", "lockmode": "window"}, "lockmode", "did you mean lockMode?"},
+		{"capitalised", map[string]string{"lock": "ip", "LockExpire": "1s"}, "LockExpire", "did you mean lockExpire?"},
+		{"no lock", map[string]string{"lockMode": "window"}, "", "a rule needs lock"},
+		{"empty key", map[string]string{"lock": "ip,,claim:userId"}, "lock", "an empty item"},
+		{"mode", map[string]string{"lock": "ip", "lockMode": "once"}, "lockMode", "want inflight, window, replay or limit"},
+		{"duration", map[string]string{"lock": "ip", "lockExpire": "10"}, "lockExpire", "not a duration"},
+		{"short expire", map[string]string{"lock": "ip", "lockExpire": "10us"}, "lockExpire", "at least 1ms"},
+		{"negative wait", map[string]string{"lock": "ip", "lockWait": "-1s"}, "lockWait", "must not be negative"},
+		{"permits", map[string]string{"lock": "ip", "lockPermits": "two"}, "lockPermits", "whole number"},
+		{"zero permits", map[string]string{"lock": "ip", "lockPermits": "0"}, "lockPermits", "at least 1"},
+		{"bytes", map[string]string{"lock": "ip", "lockMaxResponseBytes": "1MiB"}, "lockMaxResponseBytes", "whole number"},
+		{"reject code", map[string]string{"lock": "ip", "lockRejectCode": "503"}, "lockRejectCode", "must be a 4xx"},
+		{"bool", map[string]string{"lock": "ip", "lockSharedKeys": "yes"}, "lockSharedKeys", "want true or false"},
+		{"permits outside limit", map[string]string{"lock": "ip", "lockMode": "window", "lockPermits": "2"}, "lockPermits", "limit mode only (this rule is in window mode)"},
+		{"replay only", map[string]string{"lock": "ip", "lockMode": "inflight", "lockRetain": "1h", "lockWait": "1s"}, "lockRetain", "lockRetain and lockWait are for replay mode only"},
+		{"reject in limit", map[string]string{"lock": "ip", "lockMode": "limit", "lockPermits": "2", "lockRejectCode": "429"}, "lockRejectCode", "limit mode refuses none"},
+		{"max hold without renewal", map[string]string{"lock": "ip", "lockMaxHold": "1m", "lockDisableRenew": "true"}, "lockMaxHold", "remove one of them"},
+		{"max hold under expire", map[string]string{"lock": "ip", "lockMaxHold": "1s", "lockExpire": "2s"}, "lockMaxHold", "shorter than lockExpire"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, problems := parseProperties(tc.props)
+			if len(problems) != 1 || problems[0].property != tc.prop || !strings.Contains(problems[0].msg, tc.want) {
+				t.Fatalf("problems = %+v, want one on %q containing %q", problems, tc.prop, tc.want)
+			}
+		})
+	}
+}
+
+// TestEmptyLockLocksTheRoute: lock: "" is a rule without keys, which the
+// middleware accepts (one key for the whole route).
+func TestEmptyLockLocksTheRoute(t *testing.T) {
+	r, problems := parseProperties(map[string]string{"lock": ""})
+	if len(problems) > 0 || r.Keys != nil {
+		t.Fatalf("rule %+v, problems %v", r, problems)
+	}
+}
+
+// TestFullPath applies a group's prefix as goctl's generated routes do.
+func TestFullPath(t *testing.T) {
+	for _, tc := range []struct{ prefix, path, want string }{
+		{"", "/orders", "/orders"},
+		{"/v1", "/orders/:id", "/v1/orders/:id"},
+		{"v1", "/orders", "/v1/orders"},
+		{"/v1/", "/orders", "/v1/orders"},
+		{"/v1", "/", "/v1"},
+	} {
+		if got := fullPath(tc.prefix, tc.path); got != tc.want {
+			t.Errorf("fullPath(%q, %q) = %q, want %q", tc.prefix, tc.path, got, tc.want)
+		}
+	}
+}
