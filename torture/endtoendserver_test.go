@@ -116,25 +116,15 @@ func endToEndRESTChild(client *redis.Client) int {
 	}
 	h.payments = testpb.NewPaymentsClient(rpc.Conn())
 
-	var c rest.RestConf
-	if err := conf.FillDefault(&c); err != nil {
+	// Its 30s timeout is far past the zrpc client's Timeout.
+	server, err := childRestServer("zerolock-torture-e2e-rest", port)
+	if err != nil {
 		fmt.Println("failed", err)
 		return 1
 	}
-	c.Name, c.Host, c.Port = "zerolock-torture-e2e-rest", "127.0.0.1", port
-	c.DevServer.Enabled = false
-	c.CpuThreshold = 0
-	c.Log.Level, c.Log.Stat = "severe", false
-	// No shedding, no breaker: a 503 of go-zero's own would read as the
-	// handler's. The timeout is far past the slowest handler (the zrpc
-	// client's Timeout).
-	c.Middlewares.Shedding, c.Middlewares.Breaker = false, false
-	c.Timeout = (30 * time.Second).Milliseconds()
-	server := rest.MustNewServer(c)
-	logx.Disable()
 	server.Use(m.Handle)
 	server.AddRoute(rest.Route{Method: http.MethodPost, Path: e2ePath, Handler: h.checkout})
-	if err := startREST(server, net.JoinHostPort(c.Host, strconv.Itoa(port))); err != nil {
+	if err := startREST(server, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err != nil {
 		fmt.Println("failed", err)
 		return 1
 	}

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/zeromicro/go-zero/core/conf"
-	"github.com/zeromicro/go-zero/core/logx"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/rest/httpx"
@@ -72,28 +70,19 @@ func replayServerChild(client *redis.Client) int {
 		fmt.Println("failed", err)
 		return 1
 	}
-	var c rest.RestConf
-	if err := conf.FillDefault(&c); err != nil {
+	// Its 30s timeout is far past the slowest handler (MaxHold).
+	server, err := childRestServer("zerolock-torture-replay", port)
+	if err != nil {
 		fmt.Println("failed", err)
 		return 1
 	}
-	c.Name, c.Host, c.Port = "zerolock-torture-replay", "127.0.0.1", port
-	c.DevServer.Enabled = false
-	c.CpuThreshold = 0
-	c.Log.Level, c.Log.Stat = "severe", false
-	// No shedding, no breaker: a 503 of go-zero's own would read as the
-	// middleware's. The timeout is far past the slowest handler (MaxHold).
-	c.Middlewares.Shedding, c.Middlewares.Breaker = false, false
-	c.Timeout = (30 * time.Second).Milliseconds()
-	server := rest.MustNewServer(c)
-	logx.Disable()
 	server.Use(m.Handle)
 	h := &paymentHandler{client: client, id: id, prefix: prefix}
 	server.AddRoutes([]rest.Route{
 		{Method: http.MethodPost, Path: replayPath, Handler: h.pay},
 		{Method: http.MethodPost, Path: replayWaitPath, Handler: h.pay},
 	})
-	if err := startREST(server, net.JoinHostPort(c.Host, strconv.Itoa(port))); err != nil {
+	if err := startREST(server, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err != nil {
 		fmt.Println("failed", err)
 		return 1
 	}

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/rest"
 
 	"github.com/zerolock/zerolock/internal/testing/testproc"
 )
@@ -115,4 +118,27 @@ func firstCounting(ctx context.Context, client *redis.Client, keys []string) int
 		}
 	}
 	return -1
+}
+
+// childRestServer is the rest.Server of a child process: name on
+// 127.0.0.1:port, quiet, with no shedding and no breaker (a 503 of
+// go-zero's own would read as the middleware's or the handler's) and a
+// timeout far past the slowest handler.
+func childRestServer(name string, port int) (*rest.Server, error) {
+	var c rest.RestConf
+	if err := conf.FillDefault(&c); err != nil {
+		return nil, err
+	}
+	c.Name, c.Host, c.Port = name, "127.0.0.1", port
+	c.DevServer.Enabled = false
+	c.CpuThreshold = 0
+	c.Log.Level, c.Log.Stat = "severe", false
+	c.Middlewares.Shedding, c.Middlewares.Breaker = false, false
+	c.Timeout = (30 * time.Second).Milliseconds()
+	server, err := rest.NewServer(c)
+	if err != nil {
+		return nil, err
+	}
+	logx.Disable()
+	return server, nil
 }
