@@ -17,6 +17,9 @@ import (
 // middleware, whose claims claim: keys read.
 const jwtKey = "jwt"
 
+// middlewareKey is the @server property that names a group's middlewares.
+const middlewareKey = "middleware"
+
 // collectRules builds the rules the routes of api declare in their @doc
 // properties, in the order the routes are written in apiFile and the
 // files it imports, and checks them. The error lists every problem, each
@@ -44,6 +47,9 @@ func collectRules(api *spec.ApiSpec, apiFile string, show func(string) string) (
 			ru := rule{Method: strings.ToUpper(r.Method), Path: fullPath(prefix, r.Path)}
 			rt := route{path: ru.Path, jwt: g.Annotation.Properties[jwtKey] != "", request: r.RequestType, types: types}
 			ru, problems := ruleOf(r.AtDoc.Properties, ru, rt)
+			if g.Annotation.Properties[middlewareKey] == "" {
+				ru.unguarded = st.at(st.docLine)
+			}
 			place := func(line int, msg string) {
 				report = append(report, located{route: slices.Index(order, id), line: line,
 					text: fmt.Sprintf("%s: %s %s: %s", st.at(line), ru.Method, ru.Path, msg)})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -224,5 +225,89 @@ func TestDemoRulesAreCommitted(t *testing.T) {
 	}
 	if want := "etc/api.yaml: 5 rules, as demo.api declares"; !strings.Contains(out.String(), want) {
 		t.Fatalf("run said %q, want %q", out.String(), want)
+	}
+}
+
+// TestUnguardedRoute: a locked route whose group names no middleware is
+// marked, for run to warn that its rule holds only under server.Use; one
+// whose group names one is not.
+func TestUnguardedRoute(t *testing.T) {
+	name := writeAPI(t, `syntax = "v1"
+
+service guard-api {
+	@doc (
+		lock: "ip"
+	)
+	@handler Open
+	post /open
+}
+
+@server (
+	middleware: Lock
+)
+service guard-api {
+	@doc (
+		lock: "ip"
+	)
+	@handler Guarded
+	post /guarded
+}
+`)
+	rules, err := collectRules(parseAPI(t, name), name, filepath.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 2 || rules[0].unguarded == "" || rules[1].unguarded != "" {
+		t.Fatalf("rules %+v: want /open marked unguarded and /guarded not", rules)
+	}
+	if !strings.HasSuffix(rules[0].unguarded, ":4") {
+		t.Fatalf("unguarded at %q, want the @doc's line 4", rules[0].unguarded)
+	}
+}
+
+// TestRunKeepsTheFileLoadable: a CRLF file gets CRLF rules (a -check of it
+// then passes), and markers indented otherwise than the hand-written
+// entries beside them, which would make a YAML go-zero cannot load, are
+// refused before anything is written.
+func TestRunKeepsTheFileLoadable(t *testing.T) {
+	apiFile, err := filepath.Abs("testdata/shop.api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, yaml, wantErr string
+	}{
+		{"crlf", "Name: shop\r\nLock:\r\n  Rules:\r\n    # goctl-zerolock: begin\r\n    # goctl-zerolock: end\r\n", ""},
+		{"misindented", "Name: shop\nLock:\n  Rules:\n      - Method: GET\n        Path: /hand\n    # goctl-zerolock: begin\n    # goctl-zerolock: end\n",
+			"would not load"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "shop.yaml")
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p := &plugin.Plugin{Api: parseAPI(t, apiFile), ApiFilePath: apiFile, Dir: dir}
+			err := run(p, options{yaml: "shop.yaml"}, io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("run = %v, want an error saying %q", err, tc.wantErr)
+				}
+				if b, _ := os.ReadFile(path); string(b) != tc.yaml {
+					t.Fatal("the refused file was written")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(path)
+			if strings.Count(string(b), "\n") != strings.Count(string(b), "\r\n") {
+				t.Fatalf("a CRLF file got lines ended otherwise:\n%q", b)
+			}
+			if err := run(p, options{yaml: "shop.yaml", check: true}, io.Discard); err != nil {
+				t.Fatalf("-check of what was written: %v", err)
+			}
+		})
 	}
 }

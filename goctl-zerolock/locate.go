@@ -130,7 +130,9 @@ func (l *locator) service(file string, svc *ast.ServiceStmt) {
 			for _, kv := range doc.Values {
 				name := strings.TrimSuffix(kv.Key.Token.Text, ":")
 				kvLine := kv.Key.Token.Position.Line
-				if _, ok := s.props[name]; ok && s.twice == "" {
+				// The first lock property written twice: another
+				// property's repeat must not hide it.
+				if _, ok := s.props[name]; ok && s.twice == "" && isLockProperty(name) {
 					s.twice, s.twiceLine = name, kvLine
 				}
 				s.props[name] = kvLine

@@ -52,13 +52,15 @@ func TestLocate(t *testing.T) {
 	}
 }
 
-// TestLocateTwice notes a property written twice in one @doc, which
-// goctl's spec folds into one.
+// TestLocateTwice notes a lock property written twice in one @doc, which
+// goctl's spec folds into one, even after another property's repeat.
 func TestLocateTwice(t *testing.T) {
 	name := writeAPI(t, `syntax = "v1"
 
 service twice-api {
 	@doc (
+		summary:  "a"
+		summary:  "b"
 		lock:     "ip"
 		lockMode: window
 		lockMode: replay
@@ -71,8 +73,8 @@ service twice-api {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := sites[order[0]]; s.twice != "lockMode" || s.twiceLine != 7 || s.props["lockMode"] != 7 {
-		t.Fatalf("site %+v, want lockMode twice, on line 7", s)
+	if s := sites[order[0]]; s.twice != "lockMode" || s.twiceLine != 9 || s.props["lockMode"] != 9 {
+		t.Fatalf("site %+v, want lockMode twice, on line 9", s)
 	}
 }
 

@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/tools/goctl/plugin"
+
+	"github.com/zerolock/zerolock/middleware"
 )
 
 // errStale is returned by a -check whose file differs from what the .api
@@ -24,6 +27,13 @@ func run(p *plugin.Plugin, o options, w io.Writer) error {
 	rules, err := collectRules(p.Api, p.ApiFilePath, show)
 	if err != nil {
 		return err
+	}
+	for _, ru := range rules {
+		if ru.unguarded != "" {
+			fmt.Fprintf(os.Stderr, "goctl-zerolock: warning: %s: %s %s has a lock rule, but its group names no middleware: "+
+				"the rule holds only if the service installs the middleware for every route (server.Use(lock.Handle)); "+
+				"otherwise add middleware: Lock to its @server block\n", ru.unguarded, ru.Method, ru.Path)
+		}
 	}
 	name, fragment, err := o.target(p.Dir, p.Api.Service.Name, p.Style)
 	if err != nil {
@@ -49,6 +59,13 @@ func run(p *plugin.Plugin, o options, w io.Writer) error {
 			return fmt.Errorf("%s: %w", show(name), err)
 		}
 		have, want = string(old), m.with(renderRules(rules, m.indent))
+		// Entries indented otherwise than the markers would make a YAML
+		// that go-zero cannot load: refuse to write it, naming the fix.
+		var c struct{ Lock middleware.LockConf }
+		if err := conf.LoadFromYamlBytes([]byte(want), &c); err != nil {
+			return fmt.Errorf("goctl-zerolock: %s: with the rules written between its markers it would not load: %v "+
+				"(are the markers indented as the Rules: entries beside them?)", show(name), err)
+		}
 	}
 
 	if o.check {

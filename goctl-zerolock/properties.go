@@ -215,6 +215,10 @@ func setDuration(text *string, parsed *time.Duration, v string, least time.Durat
 		}
 		return fmt.Sprintf("must be at least %v", least)
 	}
+	if d == 0 && least == 0 {
+		// In a LockRule, zero is "not set": the Lock section's value holds.
+		return "0 is the Lock section's value, not none: remove the property to inherit it, or write a positive duration"
+	}
 	if d == 0 {
 		v = "0s"
 	}

@@ -23,7 +23,7 @@ func TestParseProperties(t *testing.T) {
 		"lockFingerprint":      "json:orderId",
 		"lockRejectCode":       "425",
 		"lockMessage":          "请勿重复提交",
-		"lockWait":             "0",
+		"lockWait":             "2s",
 		"lockSharedKeys":       "true",
 		"lockSkipRouteCheck":   "true",
 	})
@@ -32,7 +32,7 @@ func TestParseProperties(t *testing.T) {
 	}
 	want := rule{Keys: []string{"claim:userId", "json:orderId"}, Mode: "replay", Expire: "10s", Retain: "24h",
 		MaxHold: "1m", MaxResponseBytes: 4096, Fingerprint: []string{"json:orderId"}, RejectCode: 425,
-		Message: "请勿重复提交", Wait: "0s", SharedKeys: true, SkipRouteCheck: true}
+		Message: "请勿重复提交", Wait: "2s", SharedKeys: true, SkipRouteCheck: true}
 	want.expire, want.maxHold = r.expire, r.maxHold
 	if !reflect.DeepEqual(r, want) {
 		t.Fatalf("rule = %+v\nwant   %+v", r, want)
@@ -56,6 +56,8 @@ func TestParseProperties(t *testing.T) {
 		{"duration", map[string]string{"lock": "ip", "lockExpire": "10"}, "lockExpire", "not a duration"},
 		{"short expire", map[string]string{"lock": "ip", "lockExpire": "10us"}, "lockExpire", "at least 1ms"},
 		{"negative wait", map[string]string{"lock": "ip", "lockWait": "-1s"}, "lockWait", "must not be negative"},
+		{"zero wait", map[string]string{"lock": "ip", "lockMode": "replay", "lockSharedKeys": "true", "lockWait": "0s"}, "lockWait", "0 is the Lock section's value"},
+		{"zero max hold", map[string]string{"lock": "ip", "lockMaxHold": "0"}, "lockMaxHold", "0 is the Lock section's value"},
 		{"permits", map[string]string{"lock": "ip", "lockPermits": "two"}, "lockPermits", "whole number"},
 		{"zero permits", map[string]string{"lock": "ip", "lockPermits": "0"}, "lockPermits", "at least 1"},
 		{"bytes", map[string]string{"lock": "ip", "lockMaxResponseBytes": "1MiB"}, "lockMaxResponseBytes", "whole number"},

@@ -30,6 +30,10 @@ type rule struct {
 
 	// The parsed durations, for the checks that compare them.
 	expire, maxHold time.Duration
+	// unguarded: the route's group names no middleware, so unless the
+	// service installs the middleware for every route (server.Use), no
+	// request to it meets the rule.
+	unguarded string
 }
 
 // fullPath is the path go-zero registers a route under: goctl turns a

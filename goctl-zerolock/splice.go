@@ -94,8 +94,12 @@ func (m marked) block() string {
 }
 
 // with returns the text with block in place of the lines between the
-// markers.
+// markers, its lines ended as the begin marker's line is (a CRLF file
+// stays CRLF).
 func (m marked) with(block string) string {
+	if strings.HasSuffix(m.lines[m.begin], "\r\n") {
+		block = strings.ReplaceAll(strings.ReplaceAll(block, "\r\n", "\n"), "\n", "\r\n")
+	}
 	return strings.Join(m.lines[:m.begin+1], "") + block + strings.Join(m.lines[m.end:], "")
 }
 
@@ -116,7 +120,11 @@ func firstDifference(have, want string) (int, string, string) {
 			wl = w[i]
 		}
 		if hl != wl {
-			return i + 1, strings.TrimRight(hl, "\r\n"), strings.TrimRight(wl, "\r\n")
+			th, tw := strings.TrimRight(hl, "\r\n"), strings.TrimRight(wl, "\r\n")
+			if th == tw { // they differ in their line ending alone: show it
+				th, tw = fmt.Sprintf("%q", hl), fmt.Sprintf("%q", wl)
+			}
+			return i + 1, th, tw
 		}
 	}
 }
