@@ -21,8 +21,10 @@ const clockTick = 50 * time.Millisecond
 // real time, as a redis-server's do.
 //
 // miniredis keeps each key's remaining time and lowers it only when told
-// to (FastForward; SetTime moves only the clock that EXPIREAT and stream
-// IDs read), so left alone its keys never expire: a window-mode rule would
+// to (FastForward; SetTime moves only the clock that TIME, EXPIREAT and
+// stream IDs read, which is the real one unless set, and by which the
+// semaphores' and read locks' permits expire), so left alone its keys
+// never expire: a window-mode rule would
 // refuse the repeat forever, and a crashed holder's lock would never be
 // freed. A goroutine moves it on by the real time elapsed, every clockTick,
 // until Close. (A hook before each command would be exact, but miniredis
