@@ -82,3 +82,45 @@ func TestDoubleClickByMode(t *testing.T) {
 		})
 	}
 }
+
+// TestDoubleClickSlowHandlerReplayWait: what Wait adds to replay. Against
+// a handler still working (300 ms) when the second click comes, replay
+// without Wait refuses the second click
+// (409, nothing to replay yet), and replay with Wait answers it with the
+// first's result once that is in. Either way the handler runs once.
+func TestDoubleClickSlowHandlerReplayWait(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, wait := range []time.Duration{0, 2 * time.Second} {
+		t.Run(fmt.Sprint("Wait=", wait), func(t *testing.T) {
+			c := resttest.OrdersConf(middleware.ModeReplay, 5*time.Second, "header:Authorization", "json:orderId")
+			c.Wait = wait
+			m := mustMiddleware(t, c, newStore(srv))
+			var runs atomic.Int64
+			started := make(chan struct{}, 1)
+			base := resttest.Serve(t, func(s *rest.Server) { s.Use(m.Handle) }, []rest.Route{{
+				Method: http.MethodPost, Path: "/orders", Handler: func(w http.ResponseWriter, _ *http.Request) {
+					n := runs.Add(1)
+					started <- struct{}{}
+					time.Sleep(300 * time.Millisecond) // the slow work
+					fmt.Fprintf(w, `{"run":%d}`, n)
+				}}})
+			body := fmt.Sprintf(`{"orderId":"slow-%v"}`, wait)
+			first := make(chan resttest.Result, 1)
+			go func() {
+				first <- resttest.Do(t, http.MethodPost, base+"/orders", body, "Authorization", "Bearer u")
+			}()
+			<-started
+			second := resttest.Do(t, http.MethodPost, base+"/orders", body, "Authorization", "Bearer u")
+			one := <-first
+			if runs.Load() != 1 {
+				t.Fatalf("the handler ran %d times, want once", runs.Load())
+			}
+			if wait == 0 && second.Status != http.StatusConflict {
+				t.Fatalf("without Wait the second click got %d %q, want 409", second.Status, second.Body)
+			}
+			if wait > 0 && (second.Status != http.StatusOK || second.Body != one.Body) {
+				t.Fatalf("with Wait the second click got %d %q, want the first's 200 %q", second.Status, second.Body, one.Body)
+			}
+		})
+	}
+}
