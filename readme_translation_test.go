@@ -3,6 +3,7 @@ package zerolock_test
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -156,7 +157,8 @@ func readmeBlocks(t *testing.T, path string) []readmeBlock {
 // same in every README, or "" for a line that does not count: a Go line's
 // tokens; a YAML line less its comment; a shell line less its trailing
 // comment, or as written when it starts with "#" (what the block prints);
-// any other line less trailing spaces. Blank lines do not count.
+// any other line less trailing spaces. A YAML comment that is a setting
+// commented out (# Mode: window) counts, as the setting. Blank lines do not count.
 func codeLine(lang, line string) (string, error) {
 	switch lang {
 	case "go":
@@ -171,11 +173,24 @@ func codeLine(lang, line string) (string, error) {
 		}
 		return strings.TrimRight(uncomment(line), " \t"), nil
 	case "yaml":
-		return strings.TrimRight(uncomment(line), " \t"), nil
+		code := strings.TrimRight(uncomment(line), " \t")
+		if strings.TrimSpace(code) == "" {
+			// A commented-out setting (# RejectCode: 409  # prose) is
+			// code too: its value must not differ between the READMEs.
+			if m := commentedSetting.FindStringSubmatch(line); m != nil {
+				return m[1] + "# " + m[2], nil
+			}
+		}
+		return code, nil
 	default:
 		return strings.TrimRight(line, " \t"), nil
 	}
 }
+
+// commentedSetting is a YAML line that is a setting commented out: its
+// indentation, then "# Key: value" with a value of one word, then
+// spaces, the end of the line, or a comment of its own.
+var commentedSetting = regexp.MustCompile(`^(\s*)#\s*([A-Z][A-Za-z]*: [^\s#]+)(?:\s*$|\s+#)`)
 
 // uncomment cuts line, a line of shell or YAML, at its comment: a "#" at
 // the line's start or after a space or tab, outside quotes ('...', and
