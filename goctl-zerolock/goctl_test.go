@@ -71,9 +71,9 @@ func runGoctl(t *testing.T, args, apiFile, dir string) (string, bool) {
 }
 
 // repoRoot is the zerolock repository this module sits in. Its files
-// (example/api/demo.api, etc/api.yaml) are outside this module, where go
-// test's cache does not look for changes: make test runs these tests with
-// -count=1.
+// (example/api/demo.api, etc/api.yaml, the READMEs) are outside this
+// module, where go test's cache does not look for changes: make test runs
+// these tests with -count=1.
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs("..")

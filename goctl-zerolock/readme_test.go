@@ -118,7 +118,11 @@ func readmeLineCounts(t *testing.T, rowKeys ...string) map[string]map[string]int
 		for _, key := range rowKeys {
 			for file, n := range counts[key] {
 				if first[key][file] != n {
-					t.Errorf("%s counts %d for %q, %s %d", readme, n, key+": "+file, readmetest.READMEs[0], first[key][file])
+					column := file
+					if column == "" {
+						column = "the total"
+					}
+					t.Errorf("%s counts %d in the row %s for %s, %s %d", readme, n, key, column, readmetest.READMEs[0], first[key][file])
 				}
 			}
 		}
