@@ -181,7 +181,7 @@ func runScript(t *testing.T, dir, script string, env []string) string {
 // TestReadmeInstallsPlugin runs the READMEs' install command, with GOBIN
 // a folder of the test's own, and finds the plugin there.
 func TestReadmeInstallsPlugin(t *testing.T) {
-	script := readmeScript(t, "go install")
+	script := readmeScript(t, "cd goctl-zerolock && go install")
 	gobin := t.TempDir()
 	runScript(t, repoRoot(t), script, []string{"GOBIN=" + gobin})
 	if _, err := os.Stat(filepath.Join(gobin, "goctl-zerolock")); err != nil {
