@@ -15,9 +15,11 @@ EXTERNALTEST := locktest/internal/externaltest
 
 # GOCTLPLUGIN is the goctl plugin's module (goctl's dependencies stay out of
 # the library's go.mod). Its tests build goctl at the pinned version and run
-# it on example/api/demo.api, checking etc/api.yaml's generated rules: files
-# outside the module, whose changes go test's cache does not see, hence
-# -count=1 (about 10 s warm).
+# the READMEs' goctl commands: on example/api/demo.api, checking
+# etc/api.yaml's generated rules, and on a goctl api new project they wire
+# and build as the READMEs say. Those files are outside the module, whose
+# changes go test's cache does not see, hence -count=1 (about 15 s warm; a
+# cold build cache adds the project's build of go-zero, over a minute).
 GOCTLPLUGIN := goctl-zerolock
 
 test: deps vet

@@ -5,6 +5,7 @@ import (
 	"go/scanner"
 	"go/token"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,10 +27,25 @@ var readmeGoSources = []string{
 	"example/rpc/rpcserver/rpcserver.go",
 }
 
+// readmeGoSnippets are the stretches of a goctl api new project's Go
+// files that the "From goctl" section shows: goctl-zerolock's
+// TestFreshGoctlProject writes them into the files goctl generates, then
+// builds and runs the project, so they compile there. Not whole files,
+// they are scanned line by line; their lines back the READMEs' lines as
+// readmeGoSources' do.
+var readmeGoSnippets = []string{
+	"goctl-zerolock/testdata/fresh/config.go.snippet",
+	"goctl-zerolock/testdata/fresh/main-imports.go.snippet",
+	"goctl-zerolock/testdata/fresh/main-use.go.snippet",
+	"goctl-zerolock/testdata/fresh/main-group.go.snippet",
+	"goctl-zerolock/testdata/fresh/servicecontext.go.snippet",
+}
+
 // TestReadmeGoBlocks keeps the READMEs' Go code compiling: every code line
 // of the ```go blocks of each README (README.md and README-cn.md,
 // readmetest.READMEs) must be a line of a file in readmeGoSources, which
-// go vet and go test build. Lines are compared as Go tokens, so spacing,
+// go vet and go test build, or of a snippet in readmeGoSnippets, which
+// goctl-zerolock's tests build into a goctl project. Lines are compared as Go tokens, so spacing,
 // gofmt's alignment and comments (a README line's trailing comment is
 // prose for the reader, and README-cn.md's is in Chinese) do not count,
 // and a comment-only line is prose. One spelling is folded:
@@ -39,12 +55,15 @@ var readmeGoSources = []string{
 //
 // The test fails, naming the README line, for a code line found in no
 // source; for a source that has a build constraint (it might not be
-// built) or does not parse; and for a source that no line of a README
-// needs, so that the list says what backs the READMEs.
+// built) or does not parse; and for a source or snippet that no line of a
+// README needs, so that the lists say what backs the READMEs.
 func TestReadmeGoBlocks(t *testing.T) {
 	sources := make(map[string]map[string]bool) // file -> token lines
 	for _, name := range readmeGoSources {
 		sources[name] = sourceLines(t, name)
+	}
+	for _, name := range readmeGoSnippets {
+		sources[name] = snippetLines(t, name)
 	}
 	for _, readme := range readmetest.READMEs {
 		t.Run(readme, func(t *testing.T) {
@@ -62,26 +81,27 @@ func checkReadmeGoLines(t *testing.T, readme string, sources map[string]map[stri
 	}
 	used := make(map[string]bool)
 	var missing int
+	backers := append(slices.Clone(readmeGoSources), readmeGoSnippets...)
 	for _, l := range lines {
 		var found bool
-		for _, name := range readmeGoSources {
+		for _, name := range backers {
 			if sources[name][l.tokens] || (l.importSpec != "" && sources[name][l.importSpec]) {
 				found, used[name] = true, true
 			}
 		}
 		if !found {
 			missing++
-			t.Errorf("%s:%d: %q is a line of no source in readmeGoSources", readme, l.number, l.text)
+			t.Errorf("%s:%d: %q is a line of no source in readmeGoSources or readmeGoSnippets", readme, l.number, l.text)
 		}
 	}
 	if missing > 0 {
 		t.Logf("%s's Go code must be real code, each line a line of one of\n\t%s\n"+
 			"(an Example in an example_readme_test.go, say), so that building them builds it",
-			readme, strings.Join(readmeGoSources, "\n\t"))
+			readme, strings.Join(backers, "\n\t"))
 	}
-	for _, name := range readmeGoSources {
+	for _, name := range backers {
 		if !used[name] {
-			t.Errorf("%s backs no line of %s's ```go blocks: drop it from readmeGoSources", name, readme)
+			t.Errorf("%s backs no line of %s's ```go blocks: drop it from its list", name, readme)
 		}
 	}
 }
@@ -175,6 +195,27 @@ func sourceLines(t *testing.T, name string) map[string]bool {
 	lines := make(map[string]bool, len(byLine))
 	for _, toks := range byLine {
 		lines[strings.Join(toks, " ")] = true
+	}
+	return lines
+}
+
+// snippetLines returns the token lines (see tokenLine) of a snippet of Go
+// source, scanned line by line.
+func snippetLines(t *testing.T, name string) map[string]bool {
+	t.Helper()
+	src, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make(map[string]bool)
+	for i, line := range strings.Split(string(src), "\n") {
+		toks, err := tokenLine(line)
+		if err != nil {
+			t.Errorf("%s:%d: %v", name, i+1, err)
+		}
+		if len(toks) > 0 {
+			lines[strings.Join(toks, " ")] = true
+		}
 	}
 	return lines
 }

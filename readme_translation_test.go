@@ -18,14 +18,7 @@ var readmeOnlyIn = []struct {
 	readme   string
 	contains string // text of the block, as written
 	why      string
-}{
-	{"README-cn.md", "cd goctl-zerolock && go install .",
-		"the goctl-zerolock plugin (issue 28) is written alongside; README.md's \"From goctl\" does not show it yet"},
-	{"README-cn.md", "goctl api plugin -plugin goctl-zerolock=",
-		"running the goctl-zerolock plugin, as above"},
-	{"README-cn.md", `lock: "claim:userId,json:orderId"`,
-		"a route's @doc rule for the goctl-zerolock plugin, as above"},
-}
+}{}
 
 // readmeLinkLines is how near its top a README links the other: under
 // its title.

@@ -71,9 +71,9 @@ func runGoctl(t *testing.T, args, apiFile, dir string) (string, bool) {
 }
 
 // repoRoot is the zerolock repository this module sits in. Its files
-// (example/api/demo.api, etc/api.yaml) are outside this module, where go
-// test's cache does not look for changes: make test runs these tests with
-// -count=1.
+// (example/api/demo.api, etc/api.yaml, the READMEs) are outside this
+// module, where go test's cache does not look for changes: make test runs
+// these tests with -count=1.
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs("..")
@@ -81,47 +81,6 @@ func repoRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return root
-}
-
-// TestGoctlChecksDemo: through the real goctl, the repository's
-// etc/api.yaml holds the rules example/api/demo.api declares.
-func TestGoctlChecksDemo(t *testing.T) {
-	root := repoRoot(t)
-	out, ok := runGoctl(t, "-yaml etc/api.yaml -check", filepath.Join(root, "example", "api", "demo.api"), root)
-	if !ok || !strings.Contains(out, "etc/api.yaml: 5 rules, as demo.api declares") {
-		t.Fatalf("goctl api plugin -check on demo.api (ok %v):\n%s", ok, out)
-	}
-}
-
-// TestGoctlWritesDemo: through the real goctl, the plugin writes into a
-// copy of etc/api.yaml whose marked block is empty exactly the committed
-// file.
-func TestGoctlWritesDemo(t *testing.T) {
-	root := repoRoot(t)
-	committed, err := os.ReadFile(filepath.Join(root, "etc", "api.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := findMarkers(string(committed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	copyPath := filepath.Join(dir, "api.yaml")
-	if err := os.WriteFile(copyPath, []byte(m.with("")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, ok := runGoctl(t, "-yaml api.yaml", filepath.Join(root, "example", "api", "demo.api"), dir)
-	if !ok || !strings.Contains(out, "api.yaml: wrote 5 rules from demo.api") {
-		t.Fatalf("goctl api plugin (ok %v):\n%s", ok, out)
-	}
-	written, err := os.ReadFile(copyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if line, have, want := firstDifference(string(written), string(committed)); line != 0 {
-		t.Fatalf("written line %d is %q, committed %q", line, have, want)
-	}
 }
 
 // TestGoctlRefuses: through the real goctl, a typo'd json key, a claim:
