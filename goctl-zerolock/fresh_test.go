@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux
 
 package main
 
@@ -119,6 +119,16 @@ func TestFreshGoctlProject(t *testing.T) {
 		t.Fatalf("the READMEs' block that starts the fresh service ends with %q, not go run", serve)
 	}
 	counts := readmeLineCounts(t, freshWays[0].row, freshWays[1].row)
+	// The refusal the READMEs quote is the one the service answers.
+	for _, readme := range []string{"README.md", "README-cn.md"} {
+		text, err := os.ReadFile(filepath.Join(repoRoot(t), readme))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(text), freshRefusal) {
+			t.Errorf("%s does not quote the fresh service's refusal %s", readme, freshRefusal)
+		}
+	}
 	for _, way := range freshWays {
 		for _, e := range way.edits {
 			checkReadmesShow(t, e.lang, readSnippet(t, e.snippet))
@@ -153,6 +163,11 @@ func TestFreshGoctlProject(t *testing.T) {
 			out := runScript(t, p.dir, strings.Join(finishLines[:len(finishLines)-1], "\n")+"\n", env)
 			if !strings.Contains(out, "etc/demo-api.yaml: wrote 1 rule from demo.api") {
 				t.Fatalf("the plugin did not write the rule:\n%s", out)
+			}
+			// The note on a route whose group names no middleware shows
+			// through goctl, on the server.Use way only.
+			if noted := strings.Contains(out, "goctl-zerolock: note:"); noted != (way.generate == "") {
+				t.Fatalf("the plugin's note shown %v on the %s way, want it on the server.Use way only:\n%s", noted, way.row, out)
 			}
 			if yaml := p.read(yamlEdit.file); !strings.Contains("\n"+yaml, "\n"+rules) {
 				t.Fatalf("%s, the plugin's rule written, does not hold %s:\n%s", yamlEdit.file, freshRules, yaml)

@@ -9,6 +9,7 @@ require (
 	github.com/zerolock/zerolock v0.0.0
 	github.com/zeromicro/go-zero v1.10.3
 	github.com/zeromicro/go-zero/tools/goctl v1.10.2
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -86,7 +87,6 @@ require (
 	google.golang.org/grpc v1.80.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
 replace github.com/zerolock/zerolock => ../

@@ -7,10 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/tools/goctl/plugin"
-
-	"github.com/zerolock/zerolock/middleware"
+	"gopkg.in/yaml.v3"
 )
 
 // errStale is returned by a -check whose file differs from what the .api
@@ -28,11 +26,12 @@ func run(p *plugin.Plugin, o options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// On stdout, which goctl shows (it drops a plugin's stderr when the
+	// plugin succeeds).
 	for _, ru := range rules {
 		if ru.unguarded != "" {
-			fmt.Fprintf(os.Stderr, "goctl-zerolock: warning: %s: %s %s has a lock rule, but its group names no middleware: "+
-				"the rule holds only if the service installs the middleware for every route (server.Use(lock.Handle)); "+
-				"otherwise add middleware: Lock to its @server block\n", ru.unguarded, ru.Method, ru.Path)
+			fmt.Fprintf(w, "goctl-zerolock: note: %s: %s %s's group names no middleware: its rule holds "+
+				"if main puts the middleware before every route (server.Use(lock.Handle))\n", ru.unguarded, ru.Method, ru.Path)
 		}
 	}
 	name, fragment, err := o.target(p.Dir, p.Api.Service.Name, p.Style)
@@ -61,8 +60,10 @@ func run(p *plugin.Plugin, o options, w io.Writer) error {
 		have, want = string(old), m.with(renderRules(rules, m.indent))
 		// Entries indented otherwise than the markers would make a YAML
 		// that go-zero cannot load: refuse to write it, naming the fix.
-		var c struct{ Lock middleware.LockConf }
-		if err := conf.LoadFromYamlBytes([]byte(want), &c); err != nil {
+		// (Only as YAML: its values may be ${VAR}s that conf.UseEnv()
+		// expands, and the middleware checks them at start-up.)
+		var doc any
+		if err := yaml.Unmarshal([]byte(want), &doc); err != nil {
 			return fmt.Errorf("goctl-zerolock: %s: with the rules written between its markers it would not load: %v "+
 				"(are the markers indented as the Rules: entries beside them?)", show(name), err)
 		}

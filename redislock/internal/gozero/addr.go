@@ -19,6 +19,7 @@ func checkAddr(addr string) error {
 		return fmt.Errorf("%w: Host is empty: set the Redis section's Host to host:port (127.0.0.1:6379)", errs.BadAddress)
 	}
 	for _, node := range strings.Split(addr, ",") {
+		node = strings.TrimSpace(node) // go-zero trims a cluster's nodes too
 		if strings.Contains(node, "$") {
 			return fmt.Errorf("%w: Host is %q, a variable the configuration loader did not expand: "+
 				"load the configuration with conf.MustLoad(*configFile, &c, conf.UseEnv()) "+
