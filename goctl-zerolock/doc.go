@@ -21,21 +21,34 @@
 //	@handler CreatePayment
 //	post /payments (CreatePaymentReq) returns (CreatePaymentResp)
 //
-// The properties are lock (the keys), lockMode (inflight, window, replay
-// or limit), lockExpire, lockPermits, lockRetain, lockWait, lockMaxHold
-// (durations such as 10s), lockDisableRenew, lockSharedKeys,
-// lockSkipRouteCheck (true or false), lockMaxResponseBytes, lockRejectCode
-// (numbers), lockFingerprint (keys, comma-separated) and lockMessage.
-// goctl takes a @doc value in quotes, in backquotes or as a bare word, so
-// a number is quoted (lockPermits: "2"), and hands it on as written,
-// without unescaping: a lockMessage with double quotes in it goes in
-// backquotes. A property whose name starts with lock (in any case) that is
-// none of these is an error, as is a value that does not parse. Settings
-// that contradict each other within a rule are refused as the middleware
-// would refuse them (lockPermits outside limit mode, lockRetain outside
-// replay mode, ...); those that depend on the Lock section's own settings
-// (its Mode, Permits, SharedKeys) are left to the middleware's check at
-// start-up.
+// The properties are lock (the keys), lockMode (inflight, window, replay,
+// limit or rate), lockExpire, lockPeriod, lockRetain, lockWait,
+// lockMaxHold (durations such as 10s), lockDisableRenew, lockSharedKeys,
+// lockSkipRouteCheck, lockRateLimitHeaders (true or false), lockPermits,
+// lockQuota, lockMaxResponseBytes, lockRejectCode (numbers),
+// lockFingerprint (keys, comma-separated) and lockMessage. goctl takes a @doc value in quotes, in backquotes or as a
+// bare word, so a number is quoted (lockPermits: "2"), and hands it on as
+// written, without unescaping: a lockMessage with double quotes in it goes
+// in backquotes. A property whose name starts with lock (in any case) that
+// is none of these is an error, as is a value that does not parse. A rate
+// rule, at most lockQuota requests of one key in any lockPeriod:
+//
+//	@doc (
+//		summary:    "Log in"
+//		lock:       "ip,json:userId"
+//		lockMode:   rate
+//		lockQuota:  "3"
+//		lockPeriod: "1m"
+//	)
+//
+// Settings that contradict each other within a rule are refused as the
+// middleware would refuse them (lockPermits outside limit mode, lockRetain
+// outside replay mode, lockQuota outside rate mode, lockExpire or
+// lockRejectCode in rate mode, ...); those that depend on the Lock
+// section's own settings (its Mode, Permits, Quota, Period, SharedKeys)
+// are left to the middleware's check at start-up, so a rule in rate mode
+// may leave lockQuota and lockPeriod to the Lock section's Quota and
+// Period.
 //
 // Each key is parsed as the middleware parses it and checked against the
 // route: json: paths against the request type's json tags (nested structs,

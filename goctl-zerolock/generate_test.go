@@ -98,6 +98,8 @@ func TestCollectRulesRefuses(t *testing.T) {
 			fmt.Sprintf(`t.api:%d: POST /h: lockMode is written twice in this @doc`, badLine+2)}},
 		{"no lock", `lockMode: window`, []string{
 			fmt.Sprintf(`t.api:%d: POST /h: a rule needs lock:`, badLine-1)}},
+		{"quota outside rate", "lock: \"ip\"\n\t\tlockMode: window\n\t\tlockQuota: \"3\"", []string{
+			fmt.Sprintf(`t.api:%d: POST /h: lockQuota is for rate mode only (this rule is in window mode)`, badLine+2)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := writeAPI(t, fmt.Sprintf(badAPI, tc.props))
@@ -115,6 +117,21 @@ func TestCollectRulesRefuses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCollectRateRule: a rule in rate mode, from its @doc to its YAML,
+// the quota quoted as goctl wants a number and written as one.
+func TestCollectRateRule(t *testing.T) {
+	name := writeAPI(t, fmt.Sprintf(badAPI, "lock: \"ip,json:orderId\"\n\t\tlockMode: rate\n\t\tlockQuota: \"3\"\n"+
+		"\t\tlockPeriod: \"1m\"\n\t\tlockRateLimitHeaders: true"))
+	rules, err := collectRules(parseAPI(t, name), name, filepath.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "- Method: POST\n  Path: /h\n  Keys: [ip, json:orderId]\n  Mode: rate\n  Quota: 3\n  Period: 1m\n  RateLimitHeaders: true\n"
+	if got := renderRules(rules, ""); got != want {
+		t.Fatalf("rules:\n%s\nwant\n%s", got, want)
 	}
 }
 

@@ -14,6 +14,7 @@ const (
 	modeWindow   = "window"
 	modeReplay   = "replay"
 	modeLimit    = "limit"
+	modeRate     = "rate"
 )
 
 // keysProperty holds a rule's keys; every other property is "lock" and
@@ -34,6 +35,9 @@ var properties = []property{
 	{"lockMode", setMode},
 	{"lockExpire", func(r *rule, v string) string { return setDuration(&r.Expire, &r.expire, v, time.Millisecond) }},
 	{"lockPermits", func(r *rule, v string) string { return setCount(&r.Permits, v) }},
+	{"lockQuota", func(r *rule, v string) string { return setCount(&r.Quota, v) }},
+	{"lockPeriod", func(r *rule, v string) string { return setDuration(&r.Period, nil, v, time.Millisecond) }},
+	{"lockRateLimitHeaders", func(r *rule, v string) string { return setBool(&r.RateLimitHeaders, v) }},
 	{"lockRetain", func(r *rule, v string) string { return setDuration(&r.Retain, nil, v, time.Millisecond) }},
 	{"lockDisableRenew", func(r *rule, v string) string { return setBool(&r.DisableRenew, v) }},
 	{"lockMaxHold", func(r *rule, v string) string { return setDuration(&r.MaxHold, &r.maxHold, v, 0) }},
@@ -135,7 +139,9 @@ func unknownProperty(name string) string {
 // crossCheck refuses settings that contradict each other within the rule,
 // worded as the middleware words them. A rule without lockMode takes
 // Lock.Mode from the YAML, which the plugin does not read, so the checks
-// that depend on the mode run only on a rule that names it.
+// that depend on the mode run only on a rule that names it; for the same
+// reason a rule in rate mode may leave lockQuota or lockPeriod to the
+// Lock section's Quota or Period.
 func crossCheck(r rule, props map[string]string) []problem {
 	var problems []problem
 	if r.Mode != "" {
@@ -143,26 +149,19 @@ func crossCheck(r rule, props map[string]string) []problem {
 			problems = append(problems, problem{"lockPermits", fmt.Sprintf(
 				"lockPermits is for limit mode only (this rule is in %s mode): set lockMode: limit, or remove it", r.Mode)})
 		}
+		if r.Mode != modeRate {
+			problems = append(problems, modeOnly(props, r.Mode, modeRate, "lockQuota", "lockPeriod", "lockRateLimitHeaders")...)
+		}
 		if r.Mode != modeReplay {
-			var replayOnly []string
-			for _, name := range []string{"lockRetain", "lockWait", "lockMaxResponseBytes", "lockFingerprint"} {
-				if _, ok := props[name]; ok {
-					replayOnly = append(replayOnly, name)
-				}
-			}
-			if len(replayOnly) > 0 {
-				verb, pronoun := "is", "it"
-				if len(replayOnly) > 1 {
-					verb, pronoun = "are", "them"
-				}
-				problems = append(problems, problem{replayOnly[0], fmt.Sprintf(
-					"%s %s for replay mode only (this rule is in %s mode): set lockMode: replay, or remove %s",
-					strings.Join(replayOnly, " and "), verb, r.Mode, pronoun)})
-			}
+			problems = append(problems, modeOnly(props, r.Mode, modeReplay,
+				"lockRetain", "lockWait", "lockMaxResponseBytes", "lockFingerprint")...)
 		}
 		if r.Mode == modeLimit && r.RejectCode != 0 {
 			problems = append(problems, problem{"lockRejectCode", "lockRejectCode answers a refused duplicate, " +
 				"and limit mode refuses none (a request over the limit gets limit mode's own refusal): remove it"})
+		}
+		if r.Mode == modeRate {
+			problems = append(problems, rateCheck(r)...)
 		}
 	}
 	if r.MaxHold != "" && r.DisableRenew {
@@ -175,6 +174,57 @@ func crossCheck(r rule, props map[string]string) []problem {
 				"raise lockMaxHold (the default is 10 × Expire), or set lockDisableRenew: true", r.MaxHold, r.Expire)})
 	}
 	return problems
+}
+
+// modeOnly refuses, in one problem, those of names that the rule sets
+// though they are for mode only and the rule is in another mode.
+func modeOnly(props map[string]string, ruleMode, mode string, names ...string) []problem {
+	var set []string
+	for _, name := range names {
+		if _, ok := props[name]; ok {
+			set = append(set, name)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	verb, pronoun := "is", "it"
+	if len(set) > 1 {
+		verb, pronoun = "are", "them"
+	}
+	return []problem{{set[0], fmt.Sprintf("%s %s for %s mode only (this rule is in %s mode): set lockMode: %s, or remove %s",
+		strings.Join(set, " and "), verb, mode, ruleMode, mode, pronoun)}}
+}
+
+// rateCheck refuses the settings a rule in rate mode cannot use: those
+// of a held lock, since a rate rule takes none, and a refusal status,
+// since its refusal is always 429.
+func rateCheck(r rule) []problem {
+	var problems []problem
+	if r.Expire != "" {
+		problems = append(problems, problem{"lockExpire", "lockExpire is the lifetime of a lock, " +
+			"and a rate rule takes none (its window is lockPeriod): remove it"})
+	}
+	if held := heldLockSettings(r); held != "" {
+		problems = append(problems, problem{held, "lockDisableRenew and lockMaxHold bound the renewal of a held lock, " +
+			"and a rate rule holds none: remove them"})
+	}
+	if r.RejectCode != 0 {
+		problems = append(problems, problem{"lockRejectCode", "lockRejectCode answers a refused duplicate, " +
+			"and a rate rule's refusal is always 429 Too Many Requests, which clients and proxies read as a rate limit: remove it"})
+	}
+	return problems
+}
+
+// heldLockSettings names the first renewal setting the rule sets, or "".
+func heldLockSettings(r rule) string {
+	switch {
+	case r.DisableRenew:
+		return "lockDisableRenew"
+	case r.MaxHold != "":
+		return "lockMaxHold"
+	}
+	return ""
 }
 
 // setList splits a comma-separated list; "" is an empty list.
@@ -194,11 +244,11 @@ func setList(list *[]string, v string) string {
 
 func setMode(r *rule, v string) string {
 	switch v {
-	case modeInflight, modeWindow, modeReplay, modeLimit:
+	case modeInflight, modeWindow, modeReplay, modeLimit, modeRate:
 		r.Mode = v
 		return ""
 	}
-	return "want inflight, window, replay or limit"
+	return "want inflight, window, replay, limit or rate"
 }
 
 // setDuration keeps the duration as written, once time.ParseDuration

@@ -40,6 +40,18 @@ func TestParseProperties(t *testing.T) {
 	if r.expire.String() != "10s" || r.maxHold.String() != "1m0s" {
 		t.Fatalf("parsed durations %v, %v", r.expire, r.maxHold)
 	}
+	r, problems = parseProperties(map[string]string{
+		"lock":                 "ip,json:userId",
+		"lockMode":             "rate",
+		"lockQuota":            "5",
+		"lockPeriod":           "1m",
+		"lockRateLimitHeaders": "true",
+		"lockMessage":          "登录太频繁",
+	})
+	if want := (rule{Keys: []string{"ip", "json:userId"}, Mode: "rate", Quota: 5, Period: "1m", RateLimitHeaders: true,
+		Message: "登录太频繁"}); len(problems) > 0 || !reflect.DeepEqual(r, want) {
+		t.Fatalf("rate rule = %+v, problems %v\nwant %+v", r, problems, want)
+	}
 
 	for _, tc := range []struct {
 		name  string
@@ -52,7 +64,7 @@ func TestParseProperties(t *testing.T) {
 		{"capitalised", map[string]string{"lock": "ip", "LockExpire": "1s"}, "LockExpire", "did you mean lockExpire?"},
 		{"no lock", map[string]string{"lockMode": "window"}, "", "a rule needs lock"},
 		{"empty key", map[string]string{"lock": "ip,,claim:userId"}, "lock", "an empty item"},
-		{"mode", map[string]string{"lock": "ip", "lockMode": "once"}, "lockMode", "want inflight, window, replay or limit"},
+		{"mode", map[string]string{"lock": "ip", "lockMode": "once"}, "lockMode", "want inflight, window, replay, limit or rate"},
 		{"duration", map[string]string{"lock": "ip", "lockExpire": "10"}, "lockExpire", "not a duration"},
 		{"short expire", map[string]string{"lock": "ip", "lockExpire": "10us"}, "lockExpire", "at least 1ms"},
 		{"negative wait", map[string]string{"lock": "ip", "lockWait": "-1s"}, "lockWait", "must not be negative"},
@@ -60,12 +72,25 @@ func TestParseProperties(t *testing.T) {
 		{"zero max hold", map[string]string{"lock": "ip", "lockMaxHold": "0"}, "lockMaxHold", "0 is the Lock section's value"},
 		{"permits", map[string]string{"lock": "ip", "lockPermits": "two"}, "lockPermits", "whole number"},
 		{"zero permits", map[string]string{"lock": "ip", "lockPermits": "0"}, "lockPermits", "at least 1"},
+		{"quota", map[string]string{"lock": "ip", "lockQuota": "5/m"}, "lockQuota", "whole number"},
+		{"zero quota", map[string]string{"lock": "ip", "lockQuota": "0"}, "lockQuota", "at least 1"},
+		{"period", map[string]string{"lock": "ip", "lockPeriod": "60"}, "lockPeriod", "not a duration"},
+		{"short period", map[string]string{"lock": "ip", "lockPeriod": "500us"}, "lockPeriod", "at least 1ms"},
+		{"headers", map[string]string{"lock": "ip", "lockRateLimitHeaders": "1"}, "lockRateLimitHeaders", "want true or false"},
 		{"bytes", map[string]string{"lock": "ip", "lockMaxResponseBytes": "1MiB"}, "lockMaxResponseBytes", "whole number"},
 		{"reject code", map[string]string{"lock": "ip", "lockRejectCode": "503"}, "lockRejectCode", "must be a 4xx"},
 		{"bool", map[string]string{"lock": "ip", "lockSharedKeys": "yes"}, "lockSharedKeys", "want true or false"},
 		{"permits outside limit", map[string]string{"lock": "ip", "lockMode": "window", "lockPermits": "2"}, "lockPermits", "limit mode only (this rule is in window mode)"},
 		{"replay only", map[string]string{"lock": "ip", "lockMode": "inflight", "lockRetain": "1h", "lockWait": "1s"}, "lockRetain", "lockRetain and lockWait are for replay mode only"},
 		{"reject in limit", map[string]string{"lock": "ip", "lockMode": "limit", "lockPermits": "2", "lockRejectCode": "429"}, "lockRejectCode", "limit mode refuses none"},
+		{"quota outside rate", map[string]string{"lock": "ip", "lockMode": "limit", "lockPermits": "2", "lockQuota": "5"}, "lockQuota", "lockQuota is for rate mode only (this rule is in limit mode): set lockMode: rate, or remove it"},
+		{"rate only", map[string]string{"lock": "ip", "lockMode": "window", "lockQuota": "5", "lockPeriod": "1m", "lockRateLimitHeaders": "false"}, "lockQuota", "lockQuota and lockPeriod and lockRateLimitHeaders are for rate mode only (this rule is in window mode): set lockMode: rate, or remove them"},
+		{"permits in rate", map[string]string{"lock": "ip", "lockMode": "rate", "lockQuota": "5", "lockPeriod": "1m", "lockPermits": "2"}, "lockPermits", "limit mode only (this rule is in rate mode)"},
+		{"replay only in rate", map[string]string{"lock": "ip", "lockMode": "rate", "lockQuota": "5", "lockPeriod": "1m", "lockRetain": "1h", "lockWait": "1s"}, "lockRetain", "lockRetain and lockWait are for replay mode only (this rule is in rate mode)"},
+		{"expire in rate", map[string]string{"lock": "ip", "lockMode": "rate", "lockQuota": "5", "lockPeriod": "1m", "lockExpire": "5s"}, "lockExpire", "a rate rule takes none (its window is lockPeriod)"},
+		{"max hold in rate", map[string]string{"lock": "ip", "lockMode": "rate", "lockQuota": "5", "lockPeriod": "1m", "lockMaxHold": "1m"}, "lockMaxHold", "a rate rule holds none"},
+		{"no renewal in rate", map[string]string{"lock": "ip", "lockMode": "rate", "lockQuota": "5", "lockPeriod": "1m", "lockDisableRenew": "true"}, "lockDisableRenew", "a rate rule holds none"},
+		{"reject in rate", map[string]string{"lock": "ip", "lockMode": "rate", "lockQuota": "5", "lockPeriod": "1m", "lockRejectCode": "409"}, "lockRejectCode", "always 429"},
 		{"max hold without renewal", map[string]string{"lock": "ip", "lockMaxHold": "1m", "lockDisableRenew": "true"}, "lockMaxHold", "remove one of them"},
 		{"max hold under expire", map[string]string{"lock": "ip", "lockMaxHold": "1s", "lockExpire": "2s"}, "lockMaxHold", "shorter than lockExpire"},
 	} {
@@ -98,6 +123,22 @@ func TestFullPath(t *testing.T) {
 	} {
 		if got := fullPath(tc.prefix, tc.path); got != tc.want {
 			t.Errorf("fullPath(%q, %q) = %q, want %q", tc.prefix, tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestRateRuleMayInheritTheRate: a rule in rate mode without lockQuota or
+// lockPeriod is accepted, since the Lock section's Quota and Period, which
+// the plugin does not read, may set them; the middleware checks at
+// start-up that one of the two does.
+func TestRateRuleMayInheritTheRate(t *testing.T) {
+	for _, props := range []map[string]string{
+		{"lock": "ip", "lockMode": "rate"},
+		{"lock": "ip", "lockMode": "rate", "lockQuota": "5"},
+		{"lock": "ip", "lockMode": "rate", "lockPeriod": "1m"},
+	} {
+		if _, problems := parseProperties(props); len(problems) > 0 {
+			t.Errorf("%v: %v", props, problems)
 		}
 	}
 }

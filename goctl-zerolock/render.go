@@ -40,6 +40,15 @@ func renderRules(rules []rule, indent string) string {
 		if r.Permits != 0 {
 			field("Permits", strconv.Itoa(r.Permits))
 		}
+		if r.Quota != 0 {
+			field("Quota", strconv.Itoa(r.Quota))
+		}
+		if r.Period != "" {
+			field("Period", scalar(r.Period))
+		}
+		if r.RateLimitHeaders {
+			field("RateLimitHeaders", "true")
+		}
 		if r.Retain != "" {
 			field("Retain", scalar(r.Retain))
 		}

@@ -19,6 +19,7 @@ func TestRenderRules(t *testing.T) {
 		{Method: "POST", Path: "/orders", Keys: []string{"claim:userId", "json:orderId"}},
 		{Method: "GET", Path: "/exports", Keys: []string{"claim:userId"}, Mode: "limit", Permits: 2, Expire: "30s",
 			Message: "请勿重复提交", SkipRouteCheck: true},
+		{Method: "POST", Path: "/login", Keys: []string{"ip"}, Mode: "rate", Quota: 5, Period: "1m", RateLimitHeaders: true},
 		{Method: "DELETE", Path: "/all"},
 	}, "    ")
 	want := `    - Method: POST
@@ -32,6 +33,13 @@ func TestRenderRules(t *testing.T) {
       Permits: 2
       Message: "请勿重复提交"
       SkipRouteCheck: true
+    - Method: POST
+      Path: /login
+      Keys: [ip]
+      Mode: rate
+      Quota: 5
+      Period: 1m
+      RateLimitHeaders: true
     - Method: DELETE
       Path: /all
 `
@@ -80,6 +88,8 @@ func TestRenderedRulesLoadIntoMiddleware(t *testing.T) {
 			Message: `请勿重复提交, "again": later`, Wait: "2s", SharedKeys: true, SkipRouteCheck: true},
 		{Method: "GET", Path: "/search", Keys: []string{"ip", "query:q", "form:page", "body"}, Mode: "limit", Permits: 3},
 		{Method: "POST", Path: "/rebuild/:id", Keys: []string{"path:id"}, Mode: "window", DisableRenew: true},
+		{Method: "POST", Path: "/login", Keys: []string{"ip", "json:userId"}, Mode: "rate", Quota: 5, Period: "1m30s",
+			RateLimitHeaders: true, Message: "登录太频繁"},
 	}
 	yaml := "Lock:\n  Rules:\n" + renderRules(rules, "    ")
 	var c struct{ Lock middleware.LockConf }
@@ -93,6 +103,8 @@ func TestRenderedRulesLoadIntoMiddleware(t *testing.T) {
 			Message: `请勿重复提交, "again": later`, Wait: 2 * time.Second, SharedKeys: true, SkipRouteCheck: true},
 		{Method: "GET", Path: "/search", Keys: []string{"ip", "query:q", "form:page", "body"}, Mode: "limit", Permits: 3},
 		{Method: "POST", Path: "/rebuild/:id", Keys: []string{"path:id"}, Mode: "window", DisableRenew: true},
+		{Method: "POST", Path: "/login", Keys: []string{"ip", "json:userId"}, Mode: "rate", Quota: 5, Period: 90 * time.Second,
+			RateLimitHeaders: true, Message: "登录太频繁"},
 	}
 	if !reflect.DeepEqual(c.Lock.Rules, want) {
 		t.Fatalf("loaded rules:\n%+v\nwant\n%+v\nfrom\n%s", c.Lock.Rules, want, yaml)

@@ -17,6 +17,9 @@ type rule struct {
 	Mode             string
 	Expire           string
 	Permits          int
+	Quota            int
+	Period           string
+	RateLimitHeaders bool
 	Retain           string
 	DisableRenew     bool
 	MaxHold          string
