@@ -240,7 +240,7 @@ func TestDemoRulesAreCommitted(t *testing.T) {
 	if err := run(p, options{yaml: "etc/api.yaml", check: true}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if want := "etc/api.yaml: 5 rules, as demo.api declares"; !strings.Contains(out.String(), want) {
+	if want := "etc/api.yaml: 6 rules, as demo.api declares"; !strings.Contains(out.String(), want) {
 		t.Fatalf("run said %q, want %q", out.String(), want)
 	}
 }

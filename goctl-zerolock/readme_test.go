@@ -217,7 +217,7 @@ func demoCommands(t *testing.T) (write, check string) {
 func TestGoctlChecksDemo(t *testing.T) {
 	_, check := demoCommands(t)
 	out := runScript(t, repoRoot(t), check, commandEnv(t))
-	if !strings.Contains(out, "etc/api.yaml: 5 rules, as demo.api declares") {
+	if !strings.Contains(out, "etc/api.yaml: 6 rules, as demo.api declares") {
 		t.Fatalf("%s printed\n%s", check, out)
 	}
 }
@@ -252,7 +252,7 @@ func TestGoctlWritesDemo(t *testing.T) {
 		}
 	}
 	out := runScript(t, dir, write, commandEnv(t))
-	if !strings.Contains(out, "etc/api.yaml: wrote 5 rules from demo.api") {
+	if !strings.Contains(out, "etc/api.yaml: wrote 6 rules from demo.api") {
 		t.Fatalf("%s printed\n%s", write, out)
 	}
 	written, err := os.ReadFile(filepath.Join(dir, "etc", "api.yaml"))
