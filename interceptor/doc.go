@@ -61,7 +61,8 @@
 // start-up, since a refusal must never open the caller's breaker. Every
 // refusal a retry may get past carries a RetryInfo. Message (on the conf
 // or per rule, 请勿重复提交 say) is the status message of a refused
-// duplicate and of limit mode's refusal.
+// duplicate and of limit and rate mode's refusals. A rate rule's own
+// RejectCode is also the code of its refusal (see Rate).
 //
 // # Methods
 //

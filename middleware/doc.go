@@ -3,7 +3,9 @@
 // fields as one already being handled are refused with 409 and a
 // Retry-After header, and never reach the handler. In replay mode it also
 // answers the retries of a completed request with its stored response
-// (idempotency keys).
+// (idempotency keys). In limit mode it caps the requests of one key that
+// run at once, and in rate mode those of one key admitted per period (429
+// with the RateLimit headers: see Rate).
 //
 // Rules live in YAML next to the rest of a go-zero service's configuration:
 //

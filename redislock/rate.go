@@ -52,6 +52,9 @@ func nextRateMember() string {
 // in a period; go-zero's TokenLimiter also takes "now" from the client's
 // clock, so instances with skewed clocks disagree.
 //
+// The script reads the server's clock (TIME) before it writes, so the
+// server must be Redis 5 or later (or Valkey).
+//
 // It returns ErrInvalidRate for quota < 1 or period < 1ms, ErrNotRateLog
 // when the key holds another kind of value, and a wrapped store error
 // when Redis cannot answer (errors.Is(err, ctx.Err()) holds when the
