@@ -30,6 +30,13 @@ const (
 	// semaphore until the method returns or panics, and a crashed server's
 	// permits free themselves after Expire. It needs a Redis store backend.
 	ModeLimit = guard.ModeLimit
+	// ModeRate admits up to Quota calls of one key in any Period-long
+	// window (ten searches a second per caller, say) and refuses the next
+	// with codes.Aborted (or the rule's RejectCode), a RetryInfo and a
+	// QuotaFailure, as limit mode does. It takes no lock: each call is
+	// counted, on the Redis server's clock, by one script. It needs a
+	// Redis store backend.
+	ModeRate = guard.ModeRate
 )
 
 // Defaults of LockConf, as its conf tags declare them.
@@ -53,11 +60,16 @@ type LockConf struct {
 	// safety net that frees a crashed process's lock in every mode (a
 	// running method's hold is renewed: see DisableRenew).
 	Expire time.Duration `json:",default=5s"`
-	// Mode is inflight, window, replay or limit.
-	Mode string `json:",default=inflight,options=inflight|window|replay|limit"`
+	// Mode is inflight, window, replay, limit or rate.
+	Mode string `json:",default=inflight,options=inflight|window|replay|limit|rate"`
 	// Permits is how many calls of one key limit mode lets run at once,
 	// for the rules in limit mode that do not set their own.
 	Permits int `json:",optional"`
+	// Quota and Period are the rate of the rules in rate mode that do not
+	// set their own: at most Quota calls of one key in any Period-long
+	// window.
+	Quota  int           `json:",optional"`
+	Period time.Duration `json:",optional"`
 	// Retain is how long replay mode keeps a completed call's result and
 	// hands it to retries. Every result kept costs Redis memory for that
 	// long.
@@ -100,8 +112,8 @@ type LockConf struct {
 	// running" and retries later: see the README's "With dtm".
 	RejectCode string `json:",optional"`
 	// Message is the message of a refused duplicate's status, instead of
-	// the default English one (请勿重复提交, say), and of limit mode's
-	// refusal; a rule's Message wins.
+	// the default English one (请勿重复提交, say), and of limit and rate
+	// mode's refusals; a rule's Message wins.
 	Message string `json:",optional"`
 	// Wait, in replay mode, lets a duplicate that arrives while the first
 	// call runs wait up to Wait for its result, woken when it is stored,
@@ -129,12 +141,21 @@ type LockRule struct {
 	// Expire overrides LockConf.Expire for this method.
 	Expire time.Duration `json:",optional"`
 	// Mode overrides LockConf.Mode for this method.
-	Mode string `json:",optional,options=inflight|window|replay|limit"`
+	Mode string `json:",optional,options=inflight|window|replay|limit|rate"`
 	// Permits overrides LockConf.Permits for this method (limit mode
 	// only): how many calls of one key run at once. Limit mode needs it
 	// here or in LockConf; on a rule in another mode it is a configuration
 	// error.
 	Permits int `json:",optional"`
+	// Quota overrides LockConf.Quota for this method (rate mode only): how
+	// many calls of one key are admitted in any Period-long window. Rate
+	// mode needs it, of at least 1, here or in LockConf; on a rule in
+	// another mode it is a configuration error.
+	Quota int `json:",optional"`
+	// Period overrides LockConf.Period for this method (rate mode only):
+	// the window Quota counts in, at least 1ms. Rate mode needs it here or
+	// in LockConf; on a rule in another mode it is a configuration error.
+	Period time.Duration `json:",optional"`
 	// Retain overrides LockConf.Retain for this method, in replay mode.
 	Retain time.Duration `json:",optional"`
 	// DisableRenew turns renewal off for this method (see
@@ -149,7 +170,9 @@ type LockRule struct {
 	// Empty, the fingerprint is the whole request message in its canonical
 	// form (unknown fields ignored at every level).
 	Fingerprint []string `json:",optional"`
-	// RejectCode overrides LockConf.RejectCode for this method.
+	// RejectCode overrides LockConf.RejectCode for this method. On a rule
+	// in rate mode it is also the code of a call over the rate, which is
+	// Aborted otherwise (LockConf.RejectCode is a duplicate's only).
 	RejectCode string `json:",optional"`
 	// Message overrides LockConf.Message for this method.
 	Message string `json:",optional"`

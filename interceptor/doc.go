@@ -61,7 +61,8 @@
 // start-up, since a refusal must never open the caller's breaker. Every
 // refusal a retry may get past carries a RetryInfo. Message (on the conf
 // or per rule, 请勿重复提交 say) is the status message of a refused
-// duplicate and of limit mode's refusal.
+// duplicate and of limit and rate mode's refusals. A rate rule's own
+// RejectCode is also the code of its refusal (see Rate).
 //
 // # Methods
 //
@@ -152,6 +153,24 @@
 // at start-up, and so are Fence with limit mode and Permits on a rule in
 // another mode.
 //
+// # Rate
+//
+// In rate mode (Mode: rate, Quota: N and Period: d, on the conf or a rule)
+// a rule admits up to N calls of one key in any d-long window, ten
+// searches a second per caller, say. It takes no lock: each call is
+// counted by one script on the Redis server's clock, in one round trip,
+// against a sliding log that never admits more than N in any d-long
+// window (a fixed window admits up to 2N across a boundary). The call
+// over the rate gets codes.Aborted, or the code the rule's own RejectCode
+// names (the configuration's RejectCode is a duplicate's), with a
+// RetryInfo (the time until a call of the key would be admitted) and a
+// QuotaFailure naming the method, the key specs and N (RateQuotaMetric):
+// never ResourceExhausted, for the reason above. Rate mode needs a Redis
+// store backend; Redlock, etcd and ZooKeeper backends are refused at
+// start-up, and so are Fence with rate mode, Expire, DisableRenew and
+// MaxHold on a rate rule (it holds no lock), and Quota or Period on a rule
+// in another mode.
+//
 // # What a key hashes
 //
 // Keys are derived by the same code as the REST middleware's: the prefix,
@@ -214,8 +233,8 @@
 //
 // Calls that match a rule are counted in
 // zerolock_grpc_requests_total{method,outcome} (acquired, rejected,
-// limited, bad_request, store_error, fail_open, and in replay mode
-// replayed and mismatch), and their handlers' hold time in
+// limited, bad_request, store_error, fail_open, in replay mode replayed
+// and mismatch, and in rate mode admitted and rate_refused), and their handlers' hold time in
 // zerolock_grpc_lock_hold_seconds{method}, on go-zero's Prometheus
 // endpoint. Each rule's lock reports to package observe under the rule's
 // full method as its name (/pkg.Service/Method, never a key): the

@@ -67,14 +67,19 @@ func (x *exchange) Deliver() {}
 // (Aborted by default) with a RetryInfo for what a retry may get past
 // (never a code zrpc's breakers count), and for a duplicate an ErrorInfo
 // naming the rule's mode (duplicate.go), Aborted with a RetryInfo and a
-// QuotaFailure over the limit, Unavailable when the store failed,
+// QuotaFailure over the limit, Aborted (or the rule's own RejectCode) with
+// the same details over the rate, Unavailable when the store failed,
 // InvalidArgument for a reused key. The rule's Message is the message of a
-// duplicate's refusal and of limit mode's.
+// duplicate's refusal and of limit and rate mode's.
 func (x *exchange) Refuse(rf guard.Refusal) {
 	ru := x.ru
 	switch rf.Reason {
 	case guard.Unavailable:
-		x.err = status.Error(codes.Unavailable, "zerolock: the call cannot be checked for duplicates right now, try again")
+		msg := "zerolock: the call cannot be checked for duplicates right now, try again"
+		if ru.Policy.Quota > 0 {
+			msg = "zerolock: the call cannot be counted against its rate limit right now, try again"
+		}
+		x.err = status.Error(codes.Unavailable, msg)
 	case guard.Duplicate:
 		msg := "zerolock: the same call is already being handled, retry later"
 		if ru.Policy.Window {
@@ -84,6 +89,8 @@ func (x *exchange) Refuse(rf guard.Refusal) {
 		x.err = duplicate(ru, ru.messageOr(msg), rf.RetryAfter)
 	case guard.OverLimit:
 		x.err = overLimit(ru, rf.RetryAfter)
+	case guard.RateLimited:
+		x.err = rateLimited(ru, rf.RetryAfter)
 	case guard.KeyReused:
 		x.err = errReused
 	case guard.NotKept:

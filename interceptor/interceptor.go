@@ -56,7 +56,9 @@ func MustUnaryServerInterceptor(c LockConf, store *redis.Redis) grpc.UnaryServer
 // its locks cannot renew or fence, replay mode when they cannot store a result
 // (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and limit
 // mode when the backend makes no semaphores (zerolock.SemaphoreBackend:
-// only a Redis store backend does). A backend that is a zerolock.Checker
+// only a Redis store backend does), and rate mode when it cannot count
+// calls against a rate (zerolock.RateBackend: only a Redis store backend
+// can). A backend that is a zerolock.Checker
 // is asked last whether it is set up to work: its misconfiguration is
 // refused with an error wrapping ErrBadConfig and
 // zerolock.ErrMisconfigured.

@@ -24,7 +24,10 @@ import (
 // makes no semaphores, Permits on a rule that is not in limit mode, a
 // replay rule none of whose keys names the caller (see LockConf.SharedKeys),
 // a RejectCode that names no code, OK, or a code go-zero's breakers count
-// as a failure of the server.
+// as a failure of the server, rate mode without a Quota of at least 1 and
+// a Period of at least 1ms or on a backend that cannot count requests
+// against a rate, Quota or Period on a rule in another mode, and Fence,
+// Expire, DisableRenew or MaxHold with a rate rule.
 var ErrBadConfig = errors.New("interceptor: bad lock configuration")
 
 // The key sources of a gRPC call.
@@ -51,8 +54,11 @@ type rule struct {
 	hasFields bool
 
 	// rejectCode is the code of a refused duplicate, and message, when
-	// set, its message and limit mode's: the rule's, else the conf's.
+	// set, its message and limit and rate mode's: the rule's, else the
+	// conf's. rateCode is the code of a call over a rate rule's rate: the
+	// rule's own RejectCode, else Aborted.
 	rejectCode codes.Code
+	rateCode   codes.Code
 	message    string
 
 	// In replay mode: the Fingerprint specs (none for the whole request
@@ -101,15 +107,15 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	lock, err := g.Compile(r.Method, []string{c.Prefix, "grpc", r.Method},
 		guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits, Retain: c.Retain,
 			Renew: c.Renew, DisableRenew: c.DisableRenew, MaxHold: c.MaxHold, Wait: c.Wait,
-			SharedKeys: c.SharedKeys},
+			Quota: c.Quota, Period: c.Period, SharedKeys: c.SharedKeys},
 		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain,
-			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait,
+			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait, Quota: r.Quota, Period: r.Period,
 			SharedKeys: r.SharedKeys, NamesCaller: named, RejectCode: r.RejectCode != ""},
 		replayOnly...)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	ru := &rule{Rule: lock, method: r.Method, specs: specs, hasFields: hasFields, message: c.Message}
+	ru := &rule{Rule: lock, method: r.Method, specs: specs, hasFields: hasFields, message: c.Message, rateCode: codes.Aborted}
 	if ru.rejectCode, err = parseRejectCode(c.RejectCode); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
@@ -117,6 +123,7 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 		if ru.rejectCode, err = parseRejectCode(r.RejectCode); err != nil {
 			return nil, bad("%v", err)
 		}
+		ru.rateCode = ru.rejectCode
 	}
 	if r.Message != "" {
 		ru.message = r.Message
@@ -138,7 +145,7 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 		return nil, bad("%v", err)
 	}
 	if !perCaller && !lock.Shared {
-		warnShared(r.Method)
+		warnShared(r.Method, lock.Policy.Quota > 0)
 	}
 	return ru, nil
 }
@@ -198,7 +205,14 @@ func namesCaller(s keyspec.Spec) bool {
 // warnShared logs a rule whose key has no per-caller part (unless its keys
 // are shared on purpose, SharedKeys), at error level because go-zero has
 // no warning level and services often log errors only.
-func warnShared(method string) {
+func warnShared(method string, rate bool) {
+	if rate {
+		logx.Errorf("zerolock: warning: rate rule %s has no metadata:, ctx: or peer key, "+
+			"so callers with the same field values share one rate and use up each other's; "+
+			"add the caller's identity (ctx:userId, metadata:x-user-id) unless those values are unique to one caller, "+
+			"or set SharedKeys: true if the method's rate is meant for all callers at once", method)
+		return
+	}
 	logx.Errorf("zerolock: warning: lock rule %s has no metadata:, ctx: or peer key, "+
 		"so calls from different callers with the same field values block each other; "+
 		"add the caller's identity (ctx:userId, metadata:x-user-id) unless those values are unique to one caller, "+

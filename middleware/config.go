@@ -37,6 +37,13 @@ const (
 	// ends it), and a crashed server's permits free themselves after
 	// Expire. It needs a Redis store backend. See LockRule.Permits.
 	ModeLimit = guard.ModeLimit
+	// ModeRate admits up to Quota requests of one key in any Period-long
+	// window (five login attempts a minute per address, say) and refuses
+	// the next with 429 Too Many Requests, Retry-After and the
+	// RateLimit-Policy and RateLimit headers. It takes no lock: each
+	// request is counted, on the Redis server's clock, by one script. It
+	// needs a Redis store backend. See LockRule.Quota.
+	ModeRate = guard.ModeRate
 )
 
 // Defaults of LockConf, as its conf tags declare them.
@@ -62,11 +69,20 @@ type LockConf struct {
 	// safety net that frees a crashed process's lock in every mode (a
 	// running handler's hold is renewed: see DisableRenew).
 	Expire time.Duration `json:",default=5s"`
-	// Mode is inflight, window, replay or limit.
-	Mode string `json:",default=inflight,options=inflight|window|replay|limit"`
+	// Mode is inflight, window, replay, limit or rate.
+	Mode string `json:",default=inflight,options=inflight|window|replay|limit|rate"`
 	// Permits is how many requests of one key limit mode lets run at once,
 	// for the rules in limit mode that do not set their own.
 	Permits int `json:",optional"`
+	// Quota and Period are the rate of the rules in rate mode that do not
+	// set their own: at most Quota requests of one key in any Period-long
+	// window.
+	Quota  int           `json:",optional"`
+	Period time.Duration `json:",optional"`
+	// RateLimitHeaders sends the RateLimit-Policy and RateLimit headers on
+	// the admitted requests of every rule in rate mode, not only on its
+	// refusals: clients see their remaining quota before they run out.
+	RateLimitHeaders bool `json:",optional"`
 	// FailOpen lets requests through, logged, when Redis cannot be reached.
 	// By default they are refused with 503.
 	FailOpen bool `json:",optional"`
@@ -114,8 +130,8 @@ type LockConf struct {
 	// "With dtm").
 	RejectCode int `json:",default=409"`
 	// Message is the message of a refused duplicate's answer, instead of
-	// the default English one (请勿重复提交, say), and of limit mode's 429;
-	// a rule's Message wins. The 400s that name a missing key keep theirs.
+	// the default English one (请勿重复提交, say), and of limit and rate
+	// mode's 429; a rule's Message wins. The 400s that name a missing key keep theirs.
 	Message string `json:",optional"`
 	// Wait, in replay mode, lets a duplicate that arrives while the first
 	// request runs wait up to Wait for its result, woken when it is stored,
@@ -155,11 +171,24 @@ type LockRule struct {
 	// Expire overrides LockConf.Expire for this route.
 	Expire time.Duration `json:",optional"`
 	// Mode overrides LockConf.Mode for this route.
-	Mode string `json:",optional,options=inflight|window|replay|limit"`
+	Mode string `json:",optional,options=inflight|window|replay|limit|rate"`
 	// Permits overrides LockConf.Permits for this route (limit mode only):
 	// how many requests of one key run at once. Limit mode needs it here or
 	// in LockConf; on a rule in another mode it is a configuration error.
 	Permits int `json:",optional"`
+	// Quota overrides LockConf.Quota for this route (rate mode only): how
+	// many requests of one key are admitted in any Period-long window. Rate
+	// mode needs it, of at least 1, here or in LockConf; on a rule in
+	// another mode it is a configuration error.
+	Quota int `json:",optional"`
+	// Period overrides LockConf.Period for this route (rate mode only): the
+	// window Quota counts in, at least 1ms. Rate mode needs it here or in
+	// LockConf; on a rule in another mode it is a configuration error.
+	Period time.Duration `json:",optional"`
+	// RateLimitHeaders sends the rate headers on this route's admitted
+	// requests too (see LockConf.RateLimitHeaders; rate mode only). It adds
+	// to the configuration's.
+	RateLimitHeaders bool `json:",optional"`
 	// Retain overrides LockConf.Retain for this route (replay mode only).
 	Retain time.Duration `json:",optional"`
 	// DisableRenew turns renewal off for this route (see
@@ -177,7 +206,7 @@ type LockRule struct {
 	// fields for forms, the bytes otherwise.
 	Fingerprint []string `json:",optional"`
 	// RejectCode overrides LockConf.RejectCode for this route; it must be
-	// a 4xx.
+	// a 4xx. A rule in rate mode cannot set it: its refusal is always 429.
 	RejectCode int `json:",optional"`
 	// Message overrides LockConf.Message for this route.
 	Message string `json:",optional"`

@@ -3,7 +3,9 @@
 // fields as one already being handled are refused with 409 and a
 // Retry-After header, and never reach the handler. In replay mode it also
 // answers the retries of a completed request with its stored response
-// (idempotency keys).
+// (idempotency keys). In limit mode it caps the requests of one key that
+// run at once, and in rate mode those of one key admitted per period (429
+// with the RateLimit headers: see Rate).
 //
 // Rules live in YAML next to the rest of a go-zero service's configuration:
 //
@@ -221,12 +223,58 @@
 // ZooKeeper backends are refused at start-up, and so are Fence with limit
 // mode and Permits on a rule in another mode.
 //
+// # Rate: requests per period per key
+//
+// In rate mode a rule admits up to Quota requests of one key in any
+// Period-long window, five login attempts a minute per address, say:
+//
+//	Lock:
+//	  Rules:
+//	    - Method: POST
+//	      Path: /login
+//	      Keys: [ip]
+//	      Mode: rate
+//	      Quota: 5
+//	      Period: 1m
+//
+// A rate rule takes no lock: each request is counted by one script on the
+// Redis server's clock (never a server instance's, so instances whose
+// clocks disagree count as one), in one round trip, and then runs or is
+// refused. The count is a sliding log, exact: no Period-long window ever
+// holds more than Quota admissions, and a key not seen for a Period
+// admits Quota at once. It costs Redis memory in proportion to Quota (an
+// entry per admission of the last Period, tens of bytes each), where a
+// fixed window (go-zero's PeriodLimit) would admit up to 2×Quota across a
+// window's boundary, and a token bucket (GCRA) with a burst of Quota up to
+// 2×Quota−1 in a Period.
+//
+// The request over the rate gets 429 rate_limited (ErrRateLimited), never
+// RejectCode, with Retry-After (whole seconds until a request would be
+// admitted, rounded up) and the headers of the IETF httpapi draft
+// "RateLimit header fields for HTTP":
+//
+//	RateLimit-Policy: "POST /login";q=5;w=60
+//	RateLimit: "POST /login";r=0;t=42
+//
+// r is the quota left and t the seconds until the whole quota is back.
+// RateLimitHeaders (on LockConf or the rule) sends them on admitted
+// requests too, so clients see their quota before they run out. Keys are
+// as for every rule: [claim:userId] limits each user, [ip] each address
+// (see TrustedProxyHops), and [] the whole route, with the warning of a
+// rule that has no per-client key unless SharedKeys. A Redis that is down
+// refuses with 503, or with FailOpen serves the request uncounted. Rate
+// mode needs a Quota of at least 1 and a Period of at least 1ms (on the
+// rule, or LockConf's as the default) and a Redis store backend; Redlock,
+// etcd and ZooKeeper backends are refused at start-up, and so are Fence
+// with rate mode, RejectCode, Expire, DisableRenew and MaxHold on a rate
+// rule (it holds no lock), and Quota or Period on a rule in another mode.
+//
 // # Metrics and traces
 //
 // Requests that match a rule are counted in
 // zerolock_http_requests_total{route,outcome} (acquired, rejected,
-// limited, bad_request, store_error, fail_open, and in replay mode
-// replayed and mismatch), and their handlers' hold time in
+// limited, bad_request, store_error, fail_open, in replay mode replayed
+// and mismatch, and in rate mode admitted and rate_refused), and their handlers' hold time in
 // zerolock_http_lock_hold_seconds{route}, on go-zero's Prometheus
 // endpoint. Each rule's lock reports to package observe under the rule's
 // route as its name ("POST /orders", never a key): the

@@ -31,6 +31,11 @@ var (
 	// result of a request with another fingerprint (another body, query or
 	// path), which is left untouched.
 	ErrKeyReused = errors.New("middleware: the idempotency key was reused with a different request")
+	// ErrRateLimited is the reason of a 429 in rate mode: the request's
+	// key was admitted its rule's Quota times within the last Period. The
+	// answer carries Retry-After (whole seconds until a request would be
+	// admitted, rounded up) and the RateLimit-Policy and RateLimit headers.
+	ErrRateLimited = errors.New("middleware: rate limit exceeded")
 	// ErrStoredResultUnreadable is the reason of a refusal with RejectCode
 	// (409 by default) and Retry-After in replay mode: the key holds a value
 	// that is not a result this version can replay (corrupt, foreign, or of
@@ -53,7 +58,9 @@ type Error struct {
 	Code string
 	// Message says what happened, naming the key spec but never its value.
 	Message string
-	// RetryAfter is the lock's remaining time, for duplicates.
+	// RetryAfter is when a retry may succeed: the lock's remaining time,
+	// for duplicates; the time until a request would be admitted, for a
+	// rate limit.
 	RetryAfter time.Duration
 
 	reason error

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/guard"
 )
 
@@ -20,6 +22,8 @@ type exchange struct {
 	status *statusRecorder // window mode: the status, to free a failed window
 	held   *captureWriter  // replay mode: the response, stored before it is sent
 }
+
+var _ guard.Admitter = (*exchange)(nil)
 
 // Run runs the handler. Held, it keeps the response until Deliver;
 // guarded in window mode, it notes the status; otherwise the handler
@@ -79,15 +83,18 @@ func (x *exchange) Deliver() {
 
 // Refuse answers with the refusal's status and JSON body, or the refusal
 // handler's answer, and Retry-After where a retry may succeed later (and
-// ModeHeader on a duplicate's refusal). The
-// rule's Message is the message of a duplicate's refusal and of limit
-// mode's.
+// ModeHeader on a duplicate's refusal, the rate headers on a rate
+// limit's). The rule's Message is the message of a duplicate's refusal
+// and of limit and rate mode's.
 func (x *exchange) Refuse(rf guard.Refusal) {
 	var e *Error
 	switch rf.Reason {
 	case guard.Unavailable:
-		e = newError(http.StatusServiceUnavailable, "lock_unavailable", ErrLockUnavailable,
-			"the request cannot be checked for duplicates right now, try again")
+		msg := "the request cannot be checked for duplicates right now, try again"
+		if x.ru.Policy.Quota > 0 {
+			msg = "the request cannot be counted against its rate limit right now, try again"
+		}
+		e = newError(http.StatusServiceUnavailable, "lock_unavailable", ErrLockUnavailable, msg)
 	case guard.Duplicate:
 		msg := "the same request is already being handled, retry later"
 		if x.ru.Policy.Window {
@@ -98,6 +105,12 @@ func (x *exchange) Refuse(rf guard.Refusal) {
 		x.w.Header().Set(ModeHeader, x.ru.Mode())
 	case guard.OverLimit:
 		e = limitExceeded(x.ru)
+	case guard.RateLimited:
+		e = rateLimited(x.ru)
+		x.ru.setRateHeaders(x.w.Header(), rf.Rate)
+		if rf.RetryAfter <= 0 {
+			rf.RetryAfter = time.Second // Retry-After is at least 1
+		}
 	case guard.KeyReused:
 		e = newError(http.StatusUnprocessableEntity, "idempotency_key_reused", ErrKeyReused,
 			"the idempotency key was already used for a different request")
@@ -112,6 +125,14 @@ func (x *exchange) Refuse(rf guard.Refusal) {
 	}
 	e.RetryAfter = rf.RetryAfter
 	x.m.respond(x.w, x.r, e)
+}
+
+// Admit sets the rate headers on a rate rule's admitted request when the
+// rule sends them there (RateLimitHeaders), before the handler runs.
+func (x *exchange) Admit(r zerolock.RateResult) {
+	if x.ru.rateHeaders {
+		x.ru.setRateHeaders(x.w.Header(), r)
+	}
 }
 
 // Replay writes a stored response, or returns why it cannot be read.

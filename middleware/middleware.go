@@ -39,9 +39,11 @@ var metrics = guard.NewMetrics("http", "route")
 // store. Every problem in c (an unknown key source, a malformed spec, a
 // path key that names no variable of the route, an unknown mode, a
 // non-4xx RejectCode on the conf or a rule, two rules for one route, a
-// malformed Fingerprint spec, Fence in replay or limit mode, limit mode
-// without Permits or Permits in another mode) is an error wrapping
-// ErrBadConfig here, at start-up, rather than a 500 later. Zero fields of a LockConf built in
+// malformed Fingerprint spec, Fence in replay, limit or rate mode, limit
+// mode without Permits or Permits in another mode, rate mode without a
+// Quota of at least 1 and a Period of at least 1ms, Quota, Period or
+// RateLimitHeaders in another mode, RejectCode, Expire, DisableRenew or
+// MaxHold on a rate rule) is an error wrapping ErrBadConfig here, at start-up, rather than a 500 later. Zero fields of a LockConf built in
 // code take the defaults its conf tags declare.
 //
 // It also checks the store: one whose server rejects the CLIENT SETINFO
@@ -72,7 +74,9 @@ func MustNewLockMiddleware(c LockConf, store *redis.Redis) *LockMiddleware {
 // fence, replay mode when they cannot store a result in place of the lock
 // (zerolock.Recorder: Redlock, etcd and ZooKeeper locks cannot), and limit
 // mode when the backend makes no semaphores (zerolock.SemaphoreBackend:
-// only a Redis store backend does), all with errors wrapping ErrBadConfig.
+// only a Redis store backend does), and rate mode when it cannot count
+// requests against a rate (zerolock.RateBackend: only a Redis store
+// backend can), all with errors wrapping ErrBadConfig.
 // A backend that is a zerolock.Checker is asked last whether it is set up
 // to work: its misconfiguration is refused with an error wrapping
 // ErrBadConfig and zerolock.ErrMisconfigured.
@@ -271,9 +275,16 @@ func validateConf(c LockConf) error {
 // request block everybody's. (An ip key counts, but it is only as
 // trustworthy as X-Forwarded-For: see the package doc.)
 func warnIfShared(ru *rule) {
-	if !ru.perClient && !ru.Shared {
-		logx.Errorf("zerolock: warning: lock rule %s has no claim:, header: or ip key, "+
-			"so requests from different users block each other; add the user's identity (claim:userId), "+
-			"or set SharedKeys: true if its keys are shared by different users on purpose", ru.Label)
+	if ru.perClient || ru.Shared {
+		return
 	}
+	if ru.Policy.Quota > 0 {
+		logx.Errorf("zerolock: warning: rate rule %s has no claim:, header: or ip key, "+
+			"so all users share one rate and one user's requests use up everybody's; add the user's identity "+
+			"(claim:userId) or address (ip), or set SharedKeys: true if the route's rate is meant for all at once", ru.Label)
+		return
+	}
+	logx.Errorf("zerolock: warning: lock rule %s has no claim:, header: or ip key, "+
+		"so requests from different users block each other; add the user's identity (claim:userId), "+
+		"or set SharedKeys: true if its keys are shared by different users on purpose", ru.Label)
 }

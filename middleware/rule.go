@@ -83,6 +83,12 @@ type rule struct {
 	// fingerprint.go) and the largest response body kept.
 	fingerprint []keyspec.Spec
 	maxResponse int64
+
+	// Rate mode: whether admitted requests get the rate headers too, and
+	// the RateLimit-Policy field, which names the policy as the rate
+	// headers do (see ratelimit.go).
+	rateHeaders bool
+	rate        rateFields
 }
 
 // compileRule validates r against the defaults in c and g's settings and
@@ -112,16 +118,23 @@ func compileRule(c LockConf, g *guard.Guard, r LockRule) (*rule, error) {
 	lock, err := g.Compile(r.Method+" "+r.Path, []string{c.Prefix, "http", r.Method, r.Path},
 		guard.Settings{Expire: c.Expire, Mode: c.Mode, Permits: c.Permits, Retain: c.Retain,
 			Renew: c.Renew, DisableRenew: c.DisableRenew, MaxHold: c.MaxHold, Wait: c.Wait,
-			SharedKeys: c.SharedKeys},
+			Quota: c.Quota, Period: c.Period, SharedKeys: c.SharedKeys},
 		guard.Settings{Expire: r.Expire, Mode: r.Mode, Permits: r.Permits, Retain: r.Retain,
-			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait,
+			DisableRenew: r.DisableRenew, MaxHold: r.MaxHold, Wait: r.Wait, Quota: r.Quota, Period: r.Period,
 			SharedKeys: r.SharedKeys, NamesCaller: named, RejectCode: r.RejectCode != 0},
 		replayOnly...)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
+	if err := checkRate(lock, r); err != "" {
+		return nil, bad("%s", err)
+	}
 	ru := &rule{Rule: lock, method: r.Method, path: r.Path, specs: specs, proxyHops: c.TrustedProxyHops,
 		rejectCode: c.RejectCode, message: c.Message}
+	if lock.Policy.Quota > 0 {
+		ru.rateHeaders = c.RateLimitHeaders || r.RateLimitHeaders
+		ru.rate = newRateFields(lock.Label, lock.Policy)
+	}
 	if r.RejectCode != 0 {
 		if err := checkRejectCode(r.RejectCode); err != "" {
 			return nil, bad("%s", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/redislock/internal/conn"
+	"github.com/zerolock/zerolock/redislock/internal/deadline"
 )
 
 // NewBackend returns the zerolock.Backend of RedisLocks in one store, for the
@@ -21,19 +22,22 @@ import (
 // semaphores, whose holders no token could order, go without it. A lock
 // made with LockerOptions.Waited announces its releases and stored records
 // to waiters even WithoutWakeups (replay mode's Wait needs that). Its
-// locks are zerolock.RecordWaiters.
+// locks are zerolock.RecordWaiters, and it is a zerolock.RateBackend (see
+// Rate), whose counts honour WithDeadlineGuard and no other option.
 func NewBackend(store Store, opts ...Option) zerolock.Backend {
 	b := storeBackend{conn: conn.Wrap(store), setGet: new(setGetSupport), opts: opts}
 	o := b.options(zerolock.LockerOptions{})
 	b.refused = o.refuse(mutexRefuses, "the RedisLocks of a backend", "", nil)
+	b.rateGuard = b.conn.Guard(o.deadlineGuard)
 	return b
 }
 
 type storeBackend struct {
-	conn    conn.Conn // the store, probed once for all its locks
-	setGet  *setGetSupport
-	opts    []Option
-	refused error // what every RedisLock of the backend refuses, or nil
+	conn      conn.Conn // the store, probed once for all its locks
+	setGet    *setGetSupport
+	opts      []Option
+	refused   error          // what every RedisLock of the backend refuses, or nil
+	rateGuard deadline.Guard // WithDeadlineGuard, for Rate
 }
 
 func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.Locker {
@@ -173,6 +177,7 @@ var (
 	_ zerolock.Refresher = (*RedisLock)(nil)
 
 	_ zerolock.SemaphoreBackend = storeBackend{}
+	_ zerolock.RateBackend      = storeBackend{}
 	_ zerolock.Checker          = storeBackend{}
 	_ zerolock.Checker          = redLockBackend{}
 )

@@ -57,6 +57,8 @@
 // zerolock.Watcher, zerolock.Fencer and zerolock.Refresher. NewBackend and
 // NewRedLockBackend make the zerolock.Backend that the middleware and the
 // interceptor take; the NewSemaphore of NewBackend's backend is their limit
+// mode, and its Rate (a zerolock.RateBackend: a sliding log on the
+// server's clock, exact, one script and one key per request) their rate
 // mode.
 //
 // Every lock reports to package observe under its name: acquires by

@@ -85,6 +85,19 @@ var (
 	// also a zerolock.ErrMisconfigured.
 	ErrNotSemaphore = errs.Misconfigured("redislock: key holds a value that is not a semaphore")
 
+	// ErrInvalidRate is returned by the Rate of a NewBackend backend for a
+	// quota under 1 or a period under a millisecond.
+	ErrInvalidRate = errors.New("redislock: a rate needs a quota of at least 1 and a period of at least 1ms")
+
+	// ErrNotRateLog is returned by the Rate of a NewBackend backend when
+	// its key holds something other than a rate log (another kind of
+	// sorted set is not told apart): a lock or any other value under the
+	// same name. The error names the type the key holds (WRONGTYPE); the
+	// script reports it instead of failing, so go-zero's circuit breaker,
+	// which counts every error reply, does not open for the whole store.
+	// It is also a zerolock.ErrMisconfigured.
+	ErrNotRateLog = errs.Misconfigured("redislock: key holds a value that is not a rate log")
+
 	// ErrInvalidKeys is returned by NewMultiLock, wrapped with what is
 	// wrong, for a key list it cannot lock: an empty one ("no keys"), or
 	// one in which a key appears twice (the message names that key).

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/redislock/internal/conn"
 	"github.com/zerolock/zerolock/redislock/internal/gozero"
 	"github.com/zerolock/zerolock/redislock/internal/hub"
@@ -57,4 +58,15 @@ func SetSemaphoreExpiry(s *Semaphore, expiry time.Duration) { s.expiry.Store(int
 func wrapped(store Store) *conn.Conn {
 	c := conn.Wrap(store)
 	return &c
+}
+
+// RateAt is the Rate of backend b (a NewBackend backend) for the request
+// named member in the log (a fresh name when empty), that also reports the
+// server's clock when it answered, in microseconds since the epoch.
+func RateAt(ctx context.Context, b zerolock.Backend, key string, quota int, period time.Duration,
+	member string) (zerolock.RateResult, int64, error) {
+	if member == "" {
+		member = nextRateMember()
+	}
+	return b.(storeBackend).rate(ctx, key, quota, period, member)
 }

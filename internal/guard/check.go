@@ -74,6 +74,24 @@ func (g *Guard) CheckLimit(p Policy) error {
 	return nil
 }
 
+// CheckRate tells whether the backend can serve a rule in rate mode: it
+// must be a zerolock.RateBackend (a Redis store backend is; Redlock, etcd
+// and ZooKeeper backends are not). Fence is refused: a rate rule takes no
+// lock, so there is no hold for a fencing token to order. The errors wrap
+// ErrBadPolicy and name the fix.
+func (g *Guard) CheckRate() error {
+	if g.Fence {
+		return fmt.Errorf("%w: Fence cannot be used in rate mode: a rate rule takes no lock, so no fencing token "+
+			"orders its requests; use inflight mode for a fenced route", ErrBadPolicy)
+	}
+	if _, ok := g.Backend.(zerolock.RateBackend); !ok {
+		return fmt.Errorf("%w: rate mode needs a lock backend that counts requests against a rate (%T cannot: "+
+			"Redlock, etcd and ZooKeeper backends cannot); use a Redis store backend "+
+			"(a go-zero store or go-redis client, redislock.NewBackend)", ErrBadPolicy, g.Backend)
+	}
+	return nil
+}
+
 // backendCheckTimeout bounds the start-up check of a backend, as go-zero's
 // own PingTimeout does.
 const backendCheckTimeout = time.Second

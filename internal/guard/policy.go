@@ -3,6 +3,7 @@ package guard
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -12,6 +13,7 @@ const (
 	ModeWindow   = "window"
 	ModeReplay   = "replay"
 	ModeLimit    = "limit"
+	ModeRate     = "rate"
 )
 
 // DefaultRetain is how long replay mode keeps a completed result.
@@ -51,6 +53,13 @@ type Policy struct {
 	// request running waits for its result (zerolock.RecordWaiter) before
 	// it is refused; 0 refuses at once.
 	Wait time.Duration
+	// Quota and Period, in rate mode, are the rate: at most Quota requests
+	// of one key are admitted in any Period-long window
+	// (zerolock.RateBackend). No lock is taken, so nothing is renewed,
+	// and Expire is Period, how long a key outlives its last admission.
+	// Quota is zero in the other modes.
+	Quota  int
+	Period time.Duration
 }
 
 // Settings are the lock settings of a configuration, the defaults of its
@@ -70,9 +79,14 @@ type Settings struct {
 	Renew bool
 	// Wait is replay mode's; Compile applies it.
 	Wait time.Duration
+	// Quota and Period are rate mode's: on the configuration, the rate of
+	// its rules in rate mode that do not set their own.
+	Quota  int
+	Period time.Duration
 	// RejectCode, on a rule's Settings, says that the rule sets its own
 	// answer to a refused duplicate; Compile refuses it in limit mode,
-	// which refuses no duplicate.
+	// which refuses no duplicate. In rate mode the transport decides: gRPC
+	// answers a refusal with it, REST always with 429.
 	RejectCode bool
 	// SharedKeys says that the keys are shared by different callers on
 	// purpose, on the configuration or on the rule: a replay rule then
@@ -88,7 +102,11 @@ type Settings struct {
 // ResolvePolicy applies a rule's overrides to the configuration's defaults
 // and validates the result. Limit mode needs Permits of at least 1, from
 // the rule or the defaults; Permits on a rule in another mode is refused,
-// since it would do nothing. The errors wrap ErrBadPolicy.
+// since it would do nothing. Rate mode needs a Quota of at least 1 and a
+// Period of at least 1ms, likewise; Quota or Period on a rule in another
+// mode is refused, and so are the settings of a held lock (Expire,
+// DisableRenew, MaxHold) on a rule in rate mode. The errors wrap
+// ErrBadPolicy.
 func ResolvePolicy(defaults, rule Settings) (Policy, error) {
 	expire, mode, permits := defaults.Expire, defaults.Mode, defaults.Permits
 	if rule.Expire != 0 {
@@ -105,9 +123,20 @@ func ResolvePolicy(defaults, rule Settings) (Policy, error) {
 		return Policy{}, fmt.Errorf("%w: expire %v must be at least 1ms", ErrBadPolicy, expire)
 	case defaults.Permits < 0 || rule.Permits < 0:
 		return Policy{}, fmt.Errorf("%w: Permits %d must not be negative", ErrBadPolicy, min(defaults.Permits, rule.Permits))
+	case defaults.Quota < 0 || rule.Quota < 0:
+		return Policy{}, fmt.Errorf("%w: Quota %d must not be negative", ErrBadPolicy, min(defaults.Quota, rule.Quota))
+	case defaults.Period < 0 || rule.Period < 0:
+		return Policy{}, fmt.Errorf("%w: Period %v must not be negative", ErrBadPolicy, min(defaults.Period, rule.Period))
 	case mode != ModeLimit && rule.Permits != 0:
 		return Policy{}, fmt.Errorf("%w: Permits is for limit mode only (this rule is in %s mode): set Mode: limit, or remove it",
 			ErrBadPolicy, mode)
+	}
+	if rate := rateSettings(rule); mode != ModeRate && rate != "" {
+		return Policy{}, fmt.Errorf("%w: %s %s for rate mode only (this rule is in %s mode): set Mode: rate, or remove %s",
+			ErrBadPolicy, rate, isAre(strings.Count(rate, " and ")+1), mode, itThem(strings.Count(rate, " and ")+1))
+	}
+	if mode == ModeRate {
+		return resolveRate(expire, defaults, rule)
 	}
 	renew, maxHold, err := resolveRenew(expire, defaults, rule)
 	if err != nil {
@@ -127,9 +156,55 @@ func ResolvePolicy(defaults, rule Settings) (Policy, error) {
 		}
 		p.Permits = permits
 	default:
-		return Policy{}, fmt.Errorf("%w: unknown mode %q (inflight, window, replay or limit)", ErrBadPolicy, mode)
+		return Policy{}, fmt.Errorf("%w: unknown mode %q (inflight, window, replay, limit or rate)", ErrBadPolicy, mode)
 	}
 	return p, nil
+}
+
+// rateSettings names the rate settings s sets: "Quota", "Period", "Quota
+// and Period", or "".
+func rateSettings(s Settings) string {
+	var set []string
+	if s.Quota != 0 {
+		set = append(set, "Quota")
+	}
+	if s.Period != 0 {
+		set = append(set, "Period")
+	}
+	return strings.Join(set, " and ")
+}
+
+// resolveRate is ResolvePolicy in rate mode: the rule's Quota and Period,
+// else the configuration's, checked; a rule's settings of a held lock are
+// refused, since a rate rule holds none, and the configuration's are
+// checked as for the other modes' rules.
+func resolveRate(expire time.Duration, defaults, rule Settings) (Policy, error) {
+	quota, period := defaults.Quota, defaults.Period
+	if rule.Quota != 0 {
+		quota = rule.Quota
+	}
+	if rule.Period != 0 {
+		period = rule.Period
+	}
+	switch {
+	case quota < 1:
+		return Policy{}, fmt.Errorf("%w: rate mode needs a Quota of at least 1 (it is %d), the number of requests "+
+			"of one key admitted per Period (Quota: 5, say)", ErrBadPolicy, quota)
+	case period == 0:
+		return Policy{}, fmt.Errorf("%w: rate mode needs a Period, the window Quota counts in (Period: 1m, say)", ErrBadPolicy)
+	case period < time.Millisecond:
+		return Policy{}, fmt.Errorf("%w: Period %v must be at least 1ms", ErrBadPolicy, period)
+	case rule.Expire != 0:
+		return Policy{}, fmt.Errorf("%w: Expire is the lifetime of a lock, and a rate rule takes none "+
+			"(its window is Period): remove Expire from this rule", ErrBadPolicy)
+	case rule.DisableRenew || rule.MaxHold != 0:
+		return Policy{}, fmt.Errorf("%w: DisableRenew and MaxHold bound the renewal of a held lock, and a rate rule "+
+			"holds none: remove them from this rule", ErrBadPolicy)
+	}
+	if _, _, err := resolveRenew(expire, defaults, Settings{}); err != nil {
+		return Policy{}, err
+	}
+	return Policy{Expire: period, Quota: quota, Period: period}, nil
 }
 
 // resolveRenew applies DisableRenew and MaxHold: renewal is on unless the

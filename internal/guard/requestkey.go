@@ -45,7 +45,8 @@ type requestKey struct{}
 // died) must carry the first run's keys, and the service they call
 // answers them with the results it kept. Under the other modes a later
 // request with the key is new work: inflight refuses only while the first
-// runs, window only within Expire, and limit lets Permits run at once.
+// runs, window only within Expire, limit lets Permits run at once, and
+// rate admits Quota per Period.
 // Were their calls keyed on the lock key alone, a second "add to cart"
 // with the same body would be answered downstream with the first one's
 // stored result, and one with another body refused as a reused key: so

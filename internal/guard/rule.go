@@ -36,8 +36,9 @@ func (ru *Rule) Key(hs *keyspec.Hasher) string {
 // settings (ResolvePolicy; Retain and the transport's replayOnly settings
 // outside replay mode, where they would do nothing, silently), the guard's
 // Fence against the mode, the backend's abilities against what the rule
-// needs (a Recorder for replay mode, semaphores for limit mode, locks that
-// renew unless DisableRenew), and, last, that a replay rule names its
+// needs (a Recorder for replay mode, semaphores for limit mode, a
+// zerolock.RateBackend for rate mode, locks that renew unless
+// DisableRenew), and, last, that a replay rule names its
 // caller unless its keys are shared on purpose (checkCaller), so that a
 // stored result is only replayed to the caller that made the first
 // request. label names the rule; namespace is what comes before the hash
@@ -89,6 +90,10 @@ func (g *Guard) Compile(label string, namespace []string, defaults, rule Setting
 	case g.Fence && policy.Replay:
 		return nil, fmt.Errorf("%w: Fence cannot be used in replay mode: its lock is taken by a script that also "+
 			"reads a stored result, and mints no fencing token; use inflight mode where a fencing token is needed", ErrBadPolicy)
+	case policy.Quota > 0:
+		if err := g.CheckRate(); err != nil {
+			return nil, err
+		}
 	case policy.Permits > 0:
 		if err := g.CheckLimit(policy); err != nil {
 			return nil, err
@@ -113,6 +118,8 @@ func modeOf(p Policy) string {
 		return ModeReplay
 	case p.Permits > 0:
 		return ModeLimit
+	case p.Quota > 0:
+		return ModeRate
 	}
 	return ModeInflight
 }
@@ -131,6 +138,6 @@ func itThem(n int) string {
 	return "them"
 }
 
-// Mode names the rule's mode: ModeInflight, ModeWindow, ModeReplay or
-// ModeLimit.
+// Mode names the rule's mode: ModeInflight, ModeWindow, ModeReplay,
+// ModeLimit or ModeRate.
 func (r *Rule) Mode() string { return modeOf(r.Policy) }

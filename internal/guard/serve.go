@@ -6,6 +6,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/ctxdone"
 	"github.com/zerolock/zerolock/internal/keyspec"
 	"github.com/zerolock/zerolock/internal/replay"
@@ -48,8 +49,8 @@ type Run int
 
 // The ways a handler runs.
 const (
-	// Unguarded: FailOpen serves the request without a lock; nothing is
-	// asked of the answer.
+	// Unguarded: no lock is held (FailOpen serves the request without
+	// one, or a rate rule admitted it); nothing is asked of the answer.
 	Unguarded Run = iota
 	// Guarded: the handler runs under the lock, which is kept or freed
 	// when it returns; in window mode Failed is asked next.
@@ -82,9 +83,13 @@ type Answer struct {
 type Refusal struct {
 	Reason Reason
 	// RetryAfter is when a retry may succeed: the holder's remaining time
-	// (Duplicate), the next permit's expiry (OverLimit), the stored
+	// (Duplicate), the next permit's expiry (OverLimit), the time until a
+	// request of the key would be admitted (RateLimited), the stored
 	// result's remaining time (NotKept, Unreadable); zero for the others.
 	RetryAfter time.Duration
+	// Rate is the rate count's answer (RateLimited), for the transport's
+	// rate headers.
+	Rate zerolock.RateResult
 }
 
 // Reason is why a request was refused.
@@ -109,15 +114,24 @@ const (
 	// Unreadable: in replay mode, the stored result cannot be read (a
 	// corrupt value, a later build's format); refused until it expires.
 	Unreadable
+	// RateLimited: in rate mode, the key's Quota was admitted within the
+	// last Period.
+	RateLimited
 )
 
 // Serve runs one request under its rule: it takes the request's lock,
 // then either refuses the request, answers it with a stored result, or runs
 // its handler and keeps or frees the lock (or stores the answer in its
-// place) as the rule's mode says, counting the outcome. ctx is the
+// place) as the rule's mode says, counting the outcome. A rate rule takes
+// no lock: its request is counted against the rate, then run or refused
+// (see serveRate). ctx is the
 // request's; key comes from ru.Key; fp matters in replay mode only.
 func (g *Guard) Serve(ctx context.Context, ru *Rule, key string, fp Fingerprint, x Exchange) {
 	policy := ru.Policy
+	if policy.Quota > 0 {
+		g.serveRate(ctx, ru, key, x)
+		return
+	}
 	res := g.Acquire(ctx, ru.Label, key, policy)
 	switch res.Outcome {
 	case StoreError:

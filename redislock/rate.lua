@@ -1,0 +1,48 @@
+-- Rate count, a sliding log: KEYS[1] is a sorted set of the admissions of
+-- the last period, each member unique to its request, each scored by the
+-- time it was admitted, in microseconds on the server's clock (TIME), never
+-- a client's. Admissions a period old or older are dropped first; the
+-- request is admitted while fewer than ARGV[1] are left, so no
+-- period-long window ever holds more than ARGV[1] admissions, and a fresh
+-- key admits ARGV[1] at once. The key costs one entry per admission of
+-- the last period (O(quota)), and expires a period after its newest.
+-- KEYS[1]: the log. ARGV[1]: the quota. ARGV[2]: the period in us.
+-- ARGV[3]: the request's member, unique to it.
+-- Returns {admitted 1 or 0, admissions left after this one, us until a
+-- request would be admitted (0 when admitted), us until the log is empty,
+-- the server's now in us}, or "WRONGTYPE <type>".
+-- A member already present is a resend of a request this script admitted
+-- (go-redis resends a command whose reply was lost): it is admitted again
+-- and not counted twice.
+-- A key of another type is reported, not raised as WRONGTYPE: go-zero's
+-- circuit breaker counts every error reply, and one misnamed key must not
+-- open it for the whole store.
+local kind = redis.call("TYPE", KEYS[1]).ok
+if kind ~= "zset" and kind ~= "none" then
+    return "WRONGTYPE " .. kind
+end
+local quota = tonumber(ARGV[1])
+local period = tonumber(ARGV[2])
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period)
+local count = redis.call("ZCARD", KEYS[1])
+local newest
+if redis.call("ZSCORE", KEYS[1], ARGV[3]) then
+    newest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+    return {1, math.max(quota - count, 0), 0, tonumber(newest[2]) + period - now, now}
+end
+if count < quota then
+    redis.call("ZADD", KEYS[1], now, ARGV[3])
+    -- The newest is now, unless the server's clock went back since an
+    -- earlier admission: the key must outlive that one's period too.
+    newest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+    local reset = tonumber(newest[2]) + period - now
+    redis.call("PEXPIRE", KEYS[1], math.ceil(reset / 1000))
+    return {1, quota - count - 1, 0, reset, now}
+end
+-- Refused: the request would be admitted once the admissions before the
+-- quota-th newest have left the window.
+local freeing = redis.call("ZRANGE", KEYS[1], count - quota, count - quota, "WITHSCORES")
+newest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+return {0, 0, tonumber(freeing[2]) + period - now, tonumber(newest[2]) + period - now, now}
