@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zerolock/zerolock/interceptor"
+	"github.com/zerolock/zerolock/internal/testing/faultproxy"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -172,13 +173,15 @@ func TestRateRefusalsKeepZrpcBreakerClosed(t *testing.T) {
 	}
 }
 
-// TestRateRedisDown: a rate rule whose store is down fails the call with
-// Unavailable, saying it cannot count the call, or with FailOpen serves it
-// uncounted.
+// TestRateRedisDown: a rate rule whose store cannot be reached fails the
+// call with Unavailable, saying it cannot count the call, or with FailOpen
+// serves it uncounted. The store is behind a proxy that cuts every
+// connection, which keeps its port: a killed server's port may be taken
+// by another package's server while the tests run.
 func TestRateRedisDown(t *testing.T) {
-	srv := redistest.Start(t)
-	store := newStore(srv)
-	srv.Kill()
+	p := faultproxy.Start(t, redistest.Start(t).Addr())
+	p.Cut()
+	store := zredis.MustNewRedis(zredis.RedisConf{Host: p.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true})
 	for _, tc := range []struct {
 		failOpen bool
 		want     codes.Code

@@ -14,6 +14,7 @@ import (
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
 
+	"github.com/zerolock/zerolock/internal/testing/faultproxy"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/resttest"
 	"github.com/zerolock/zerolock/middleware"
@@ -204,13 +205,16 @@ func TestRateMessageAndRefusalHandler(t *testing.T) {
 	}
 }
 
-// TestRateRedisDown: a rate rule whose store is down answers 503
+// TestRateRedisDown: a rate rule whose store cannot be reached answers 503
 // lock_unavailable, saying it cannot count the request, or with FailOpen
-// serves it uncounted; counted as store_error or fail_open.
+// serves it uncounted; counted as store_error or fail_open. The store is
+// behind a proxy that cuts every connection, which keeps its port: a
+// killed server's port may be taken by another package's server while the
+// tests run.
 func TestRateRedisDown(t *testing.T) {
-	srv := redistest.Start(t)
-	store := newStore(srv)
-	srv.Kill()
+	p := faultproxy.Start(t, redistest.Start(t).Addr())
+	p.Cut()
+	store := zredis.MustNewRedis(zredis.RedisConf{Host: p.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true})
 	for _, tc := range []struct {
 		name     string
 		failOpen bool
