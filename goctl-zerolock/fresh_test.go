@@ -328,7 +328,7 @@ func checkGenerate(t *testing.T, project, script string, env []string) {
 // address once it accepts connections on port.
 func startFresh(t *testing.T, project, command string, env []string, port int) string {
 	t.Helper()
-	var log syncBuffer
+	var log testproc.SyncBuffer
 	cmd := exec.Command("bash", "-c", command)
 	cmd.Dir = project
 	cmd.Env = append(os.Environ(), env...)
@@ -430,22 +430,4 @@ func clientFrom(t *testing.T, ip string) *http.Client {
 	}}
 	t.Cleanup(transport.CloseIdleConnections)
 	return &http.Client{Transport: transport, Timeout: 10 * time.Second}
-}
-
-// syncBuffer is a bytes.Buffer that a process's output and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

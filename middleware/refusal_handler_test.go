@@ -15,6 +15,7 @@ import (
 
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/resttest"
+	"github.com/zerolock/zerolock/internal/testing/testproc"
 	xhttp "github.com/zerolock/zerolock/internal/testing/zeromicrox/http"
 	"github.com/zerolock/zerolock/middleware"
 )
@@ -118,7 +119,7 @@ func TestRefusalHandlerCannotAnswer5xx(t *testing.T) {
 		[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: g.Handle}})
 	brokenBase := resttest.Serve(t, func(s *rest.Server) { s.Use(broken.Handle) },
 		[]rest.Route{{Method: http.MethodPost, Path: "/orders", Handler: g.Handle}})
-	var logs syncBuffer
+	var logs testproc.SyncBuffer
 	logx.SetLevel(logx.ErrorLevel)
 	logx.SetWriter(logx.NewWriter(&logs))
 	t.Cleanup(logx.Disable)

@@ -1,10 +1,8 @@
 package middleware_test
 
 import (
-	"bytes"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,27 +12,9 @@ import (
 
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/internal/testing/resttest"
+	"github.com/zerolock/zerolock/internal/testing/testproc"
 	"github.com/zerolock/zerolock/middleware"
 )
-
-// syncBuffer is a log sink that the server's goroutines and the test may
-// use at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // A response that cannot be kept, because it is over MaxResponseBytes or
 // because the handler streamed it (flushed before returning), still
@@ -69,7 +49,7 @@ func TestReplayUnkeptResponse(t *testing.T) {
 			_, _ = w.Write([]byte("part 2"))
 		}},
 	}, rest.WithJwt(jwtSecret))
-	var logs syncBuffer
+	var logs testproc.SyncBuffer
 	logx.SetLevel(logx.ErrorLevel)
 	logx.SetWriter(logx.NewWriter(&logs))
 	t.Cleanup(logx.Disable)

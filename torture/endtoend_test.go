@@ -488,13 +488,7 @@ func (w *e2eWorkload) send(op *e2eOp, start time.Time, r *rand.Rand) {
 // operation against it.
 func (w *e2eWorkload) check() {
 	t, ctx := w.t, context.Background()
-	counter := func(name string) int64 {
-		n, err := w.admin.Get(ctx, w.prefix+":"+name).Int64()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			t.Errorf("read %s: %v", name, err)
-		}
-		return n
-	}
+	counter := func(name string) int64 { return readCounter(t, w.admin, w.prefix+":"+name) }
 	if n := counter("twice"); n != 0 {
 		t.Errorf("%d payments were made for an operation already paid", n)
 	}

@@ -2,7 +2,6 @@ package torture
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -358,13 +357,7 @@ func (w *replayWorkload) send(k *replayKey, r *rand.Rand) {
 // checks every key against them.
 func (w *replayWorkload) check() {
 	t, ctx := w.t, context.Background()
-	counter := func(name string) int64 {
-		n, err := w.admin.Get(ctx, w.prefix+":"+name).Int64()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			t.Errorf("read %s: %v", name, err)
-		}
-		return n
-	}
+	counter := func(name string) int64 { return readCounter(t, w.admin, w.prefix+":"+name) }
 	w.violations, w.holdsLost = counter("violations"), counter("holds-lost")
 	w.takenOver = int(counter("taken-over"))
 	if w.violations != 0 {

@@ -3,6 +3,7 @@ package torture
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -141,4 +143,15 @@ func childRestServer(name string, port int) (*rest.Server, error) {
 	}
 	logx.Disable()
 	return server, nil
+}
+
+// readCounter reads the counter the child processes keep at key: 0 when
+// none was kept, and a read that fails fails the test.
+func readCounter(t *testing.T, admin *redis.Client, key string) int64 {
+	t.Helper()
+	n, err := admin.Get(context.Background(), key).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		t.Errorf("read %s: %v", key, err)
+	}
+	return n
 }
