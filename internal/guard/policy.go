@@ -174,6 +174,12 @@ func rateSettings(s Settings) string {
 	return strings.Join(set, " and ")
 }
 
+// MaxQuota bounds a rate rule's Quota: a rate key holds one sorted-set
+// entry (about 120 bytes) per admission of its last Period, and entries
+// admitted in a burst leave together, in one command that blocks the
+// server for every user of it.
+const MaxQuota = 100000
+
 // resolveRate is ResolvePolicy in rate mode: the rule's Quota and Period,
 // else the configuration's, checked; a rule's settings of a held lock are
 // refused, since a rate rule holds none, and the configuration's are
@@ -190,6 +196,10 @@ func resolveRate(expire time.Duration, defaults, rule Settings) (Policy, error) 
 	case quota < 1:
 		return Policy{}, fmt.Errorf("%w: rate mode needs a Quota of at least 1 (it is %d), the number of requests "+
 			"of one key admitted per Period (Quota: 5, say)", ErrBadPolicy, quota)
+	case quota > MaxQuota:
+		return Policy{}, fmt.Errorf("%w: Quota %d is over %d: a rate key keeps one entry per admission of its Period, "+
+			"and dropping that many at once stalls Redis for every user of it: use a shorter Period with a smaller "+
+			"Quota, or keys that split the traffic more finely", ErrBadPolicy, quota, MaxQuota)
 	case period == 0:
 		return Policy{}, fmt.Errorf("%w: rate mode needs a Period, the window Quota counts in (Period: 1m, say)", ErrBadPolicy)
 	case period < time.Millisecond:

@@ -75,6 +75,7 @@ func TestResolvePolicyRate(t *testing.T) {
 			Settings{}, 0, 0, ""},
 		{"1ms is a period", defaults, Settings{Mode: ModeRate, Quota: 1, Period: time.Millisecond}, 1, time.Millisecond, ""},
 		{"rate without quota", defaults, Settings{Mode: ModeRate, Period: time.Minute}, 0, 0, "Quota of at least 1"},
+		{"rate over MaxQuota", defaults, Settings{Mode: ModeRate, Quota: MaxQuota + 1, Period: time.Hour}, 0, 0, "is over 100000"},
 		{"rate without period", defaults, Settings{Mode: ModeRate, Quota: 5}, 0, 0, "needs a Period"},
 		{"period under 1ms", defaults, Settings{Mode: ModeRate, Quota: 5, Period: 999 * time.Microsecond}, 0, 0, "at least 1ms"},
 		{"negative quota", defaults, Settings{Mode: ModeRate, Quota: -1, Period: time.Second}, 0, 0, "Quota -1"},
