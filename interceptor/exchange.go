@@ -84,7 +84,7 @@ func (x *exchange) Refuse(rf guard.Refusal) {
 		msg := "zerolock: the same call is already being handled, retry later"
 		if ru.Policy.Window {
 			// The first may have finished long ago: say what the window does.
-			msg = fmt.Sprintf("zerolock: the same call was already made; repeats are refused for %v, retry later", ru.Policy.Expire)
+			msg = fmt.Sprintf("zerolock: the same call was already made; repeats are refused for %s, retry later", guard.DurationText(ru.Policy.Expire))
 		}
 		x.err = duplicate(ru, ru.messageOr(msg), rf.RetryAfter)
 	case guard.OverLimit:

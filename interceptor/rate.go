@@ -8,6 +8,8 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/zerolock/zerolock/internal/guard"
 )
 
 // RateQuotaMetric names the rate in the QuotaFailure of a call refused in
@@ -22,7 +24,7 @@ const RateQuotaMetric = "zerolock/calls_per_period"
 // (never their values) and Quota.
 func rateLimited(ru *rule, retryAfter time.Duration) error {
 	st := status.New(ru.rateCode, ru.messageOr(fmt.Sprintf("zerolock: too many calls: at most %d per %s, retry later",
-		ru.Policy.Quota, periodText(ru.Policy.Period))))
+		ru.Policy.Quota, guard.DurationText(ru.Policy.Period))))
 	withInfo, err := st.WithDetails(
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(retryAfter)},
 		&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
@@ -45,7 +47,7 @@ func rateDescription(ru *rule) string {
 	if ru.Policy.Quota == 1 {
 		calls = "call"
 	}
-	rate := fmt.Sprintf("at most %d %s per %s", ru.Policy.Quota, calls, periodText(ru.Policy.Period))
+	rate := fmt.Sprintf("at most %d %s per %s", ru.Policy.Quota, calls, guard.DurationText(ru.Policy.Period))
 	if len(ru.specs) == 0 {
 		return rate + " in all"
 	}
@@ -54,16 +56,4 @@ func rateDescription(ru *rule) string {
 		names[i] = s.Raw
 	}
 	return rate + " per " + strings.Join(names, ", ")
-}
-
-// periodText writes a period as a person would: 1m, not 1m0s.
-func periodText(d time.Duration) string {
-	s := d.String()
-	if t, ok := strings.CutSuffix(s, "m0s"); ok {
-		s = t + "m"
-	}
-	if t, ok := strings.CutSuffix(s, "h0m"); ok {
-		s = t + "h"
-	}
-	return s
 }

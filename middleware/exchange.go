@@ -99,7 +99,7 @@ func (x *exchange) Refuse(rf guard.Refusal) {
 		msg := "the same request is already being handled, retry later"
 		if x.ru.Policy.Window {
 			// The first may have finished long ago: say what the window does.
-			msg = fmt.Sprintf("the same request was already made; repeats are refused for %v, retry later", x.ru.Policy.Expire)
+			msg = fmt.Sprintf("the same request was already made; repeats are refused for %s, retry later", guard.DurationText(x.ru.Policy.Expire))
 		}
 		e = newError(x.ru.rejectCode, "duplicate_request", ErrDuplicateRequest, x.ru.messageOr(msg))
 		x.w.Header().Set(ModeHeader, x.ru.Mode())

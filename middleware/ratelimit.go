@@ -82,19 +82,7 @@ func sfString(s string) string {
 // rule's Message if it has one.
 func rateLimited(ru *rule) *Error {
 	return newError(http.StatusTooManyRequests, "rate_limited", ErrRateLimited,
-		ru.messageOr(fmt.Sprintf("too many requests: at most %d per %s, retry later", ru.Policy.Quota, periodText(ru.Policy.Period))))
-}
-
-// periodText writes a period as a person would: 1m, not 1m0s.
-func periodText(d time.Duration) string {
-	s := d.String()
-	if t, ok := strings.CutSuffix(s, "m0s"); ok {
-		s = t + "m"
-	}
-	if t, ok := strings.CutSuffix(s, "h0m"); ok {
-		s = t + "h"
-	}
-	return s
+		ru.messageOr(fmt.Sprintf("too many requests: at most %d per %s, retry later", ru.Policy.Quota, guard.DurationText(ru.Policy.Period))))
 }
 
 // checkRate returns what is wrong with a rule's rate settings for REST, or
