@@ -31,32 +31,35 @@ const QuotaMetric = "zerolock/concurrent_calls"
 // refusal answers too, and go-zero accepts it; the QuotaFailure tells the
 // two refusals apart.
 func overLimit(ru *rule, retryAfter time.Duration) error {
-	st := status.New(codes.Aborted, ru.messageOr(fmt.Sprintf("zerolock: too many calls at once: at most %d may run together, retry later",
-		ru.Policy.Permits)))
+	return quotaRefusal(ru, codes.Aborted, fmt.Sprintf("zerolock: too many calls at once: at most %d may run together, retry later",
+		ru.Policy.Permits), retryAfter, QuotaMetric, ru.Policy.Permits,
+		fmt.Sprintf("at most %d concurrent calls", ru.Policy.Permits))
+}
+
+// quotaRefusal is the refusal of a call over a quota of its rule (limit
+// mode's Permits, rate mode's Quota): code with the rule's Message, else
+// msg, a RetryInfo of retryAfter, and a QuotaFailure naming the method,
+// the quota (metric, value) and what it bounds: what, per the rule's key
+// specs as written (never their values), or in all.
+func quotaRefusal(ru *rule, code codes.Code, msg string, retryAfter time.Duration, metric string, value int, what string) error {
+	if len(ru.specs) == 0 {
+		what += " in all"
+	} else {
+		names := make([]string, len(ru.specs))
+		for i, s := range ru.specs {
+			names[i] = s.Raw
+		}
+		what += " per " + strings.Join(names, ", ")
+	}
+	st := status.New(code, ru.messageOr(msg))
 	withInfo, err := st.WithDetails(
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(retryAfter)},
 		&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
-			Subject:     ru.Label,
-			Description: limitDescription(ru),
-			QuotaMetric: QuotaMetric,
-			QuotaValue:  int64(ru.Policy.Permits),
+			Subject: ru.Label, Description: what, QuotaMetric: metric, QuotaValue: int64(value),
 		}}},
 	)
 	if err != nil {
 		return st.Err()
 	}
 	return withInfo.Err()
-}
-
-// limitDescription says what the rule limits, naming its key specs as
-// written, never their values.
-func limitDescription(ru *rule) string {
-	if len(ru.specs) == 0 {
-		return fmt.Sprintf("at most %d concurrent calls in all", ru.Policy.Permits)
-	}
-	names := make([]string, len(ru.specs))
-	for i, s := range ru.specs {
-		names[i] = s.Raw
-	}
-	return fmt.Sprintf("at most %d concurrent calls per %s", ru.Policy.Permits, strings.Join(names, ", "))
 }

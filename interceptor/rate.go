@@ -2,12 +2,7 @@ package interceptor
 
 import (
 	"fmt"
-	"strings"
 	"time"
-
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/zerolock/zerolock/internal/guard"
 )
@@ -23,37 +18,12 @@ const RateQuotaMetric = "zerolock/calls_per_period"
 // admitted) and a QuotaFailure naming the method, the rule's key specs
 // (never their values) and Quota.
 func rateLimited(ru *rule, retryAfter time.Duration) error {
-	st := status.New(ru.rateCode, ru.messageOr(fmt.Sprintf("zerolock: too many calls: at most %d per %s, retry later",
-		ru.Policy.Quota, guard.DurationText(ru.Policy.Period))))
-	withInfo, err := st.WithDetails(
-		&errdetails.RetryInfo{RetryDelay: durationpb.New(retryAfter)},
-		&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
-			Subject:     ru.Label,
-			Description: rateDescription(ru),
-			QuotaMetric: RateQuotaMetric,
-			QuotaValue:  int64(ru.Policy.Quota),
-		}}},
-	)
-	if err != nil {
-		return st.Err()
-	}
-	return withInfo.Err()
-}
-
-// rateDescription says what the rule limits, naming its key specs as
-// written, never their values.
-func rateDescription(ru *rule) string {
 	calls := "calls"
 	if ru.Policy.Quota == 1 {
 		calls = "call"
 	}
-	rate := fmt.Sprintf("at most %d %s per %s", ru.Policy.Quota, calls, guard.DurationText(ru.Policy.Period))
-	if len(ru.specs) == 0 {
-		return rate + " in all"
-	}
-	names := make([]string, len(ru.specs))
-	for i, s := range ru.specs {
-		names[i] = s.Raw
-	}
-	return rate + " per " + strings.Join(names, ", ")
+	period := guard.DurationText(ru.Policy.Period)
+	return quotaRefusal(ru, ru.rateCode, fmt.Sprintf("zerolock: too many calls: at most %d per %s, retry later",
+		ru.Policy.Quota, period), retryAfter, RateQuotaMetric, ru.Policy.Quota,
+		fmt.Sprintf("at most %d %s per %s", ru.Policy.Quota, calls, period))
 }
