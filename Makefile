@@ -74,7 +74,8 @@ unit:
 # the multi-key lock and the read-write lock, 2 minutes of replay-mode
 # duplicates and retries against REST processes killed mid-request, 10k
 # operations paid exactly once from clients through REST to RPC with
-# faulty hops and both tiers' processes killed) and writes
+# faulty hops and both tiers' processes killed, 30 s of rate counts on one
+# key from 3 processes with skewed clocks, node and Cluster) and writes
 # docs/RELIABILITY.md. It takes about 15 minutes and stops by itself
 # within 20.
 torture: deps

@@ -70,6 +70,9 @@ func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) e
 	if err := rawfloor.Load(context.Background(), cl.redis); err != nil {
 		return err
 	}
+	if err := loadRateScripts(cl); err != nil {
+		return err
+	}
 
 	if pairsOnly {
 		zprom.Enable()
@@ -132,6 +135,8 @@ func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) e
 			// may have left a cut-off request's key held.
 			{replayScenario, "handler doing the floor", func(d time.Duration) sample { return hb.run("/floor/orders", 1000+r, d) }},
 			{replayScenario, "zerolock replay", func(d time.Duration) sample { return hb.replay(r, d) }},
+			{rateHTTPScenario, "handler doing go-zero PeriodLimit", func(d time.Duration) sample { return hb.run("/periodlimit/orders", r, d) }},
+			{rateHTTPScenario, "zerolock rate rule", func(d time.Duration) sample { return hb.run("/rate/orders", r, d) }},
 			{grpcScenario, "handler doing the floor", func(d time.Duration) sample { return gb.run(false, r, d) }},
 			{grpcScenario, "zerolock interceptor", func(d time.Duration) sample { return gb.run(true, r, d) }},
 			{grpcScenario, "interceptor, DisableRenew", func(d time.Duration) sample { return gbNoRenew.run(true, r, d) }},
@@ -179,6 +184,7 @@ func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) e
 		}
 		runObservability(cl, admin, rep, r, d)
 		runPrimitives(cl, rep, r, d)
+		runRates(cl, rep, r, d)
 		runPrimitiveHandoffs(cl, rep, r, d)
 		if selected(handoffScenario) {
 			for _, i := range rotation(len(handoffContenders), r) {

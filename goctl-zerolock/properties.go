@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zerolock/zerolock/middleware"
 )
 
 // The modes a rule's lockMode may name (middleware.ModeInflight, ...).
@@ -35,7 +37,7 @@ var properties = []property{
 	{"lockMode", setMode},
 	{"lockExpire", func(r *rule, v string) string { return setDuration(&r.Expire, &r.expire, v, time.Millisecond) }},
 	{"lockPermits", func(r *rule, v string) string { return setCount(&r.Permits, v) }},
-	{"lockQuota", func(r *rule, v string) string { return setCount(&r.Quota, v) }},
+	{"lockQuota", setQuota},
 	{"lockPeriod", func(r *rule, v string) string { return setDuration(&r.Period, nil, v, time.Millisecond) }},
 	{"lockRateLimitHeaders", func(r *rule, v string) string { return setBool(&r.RateLimitHeaders, v) }},
 	{"lockRetain", func(r *rule, v string) string { return setDuration(&r.Retain, nil, v, time.Millisecond) }},
@@ -285,6 +287,19 @@ func setCount(n *int, v string) string {
 		return "want a whole number of at least 1"
 	}
 	*n = i
+	return ""
+}
+
+// setQuota is setCount, bounded as the middleware bounds a rate rule's
+// Quota.
+func setQuota(r *rule, v string) string {
+	if problem := setCount(&r.Quota, v); problem != "" {
+		return problem
+	}
+	if r.Quota > middleware.MaxQuota {
+		return fmt.Sprintf("at most %d: a rate key keeps one entry per admission of its period; "+
+			"use a shorter lockPeriod with a smaller lockQuota, or keys that split the traffic more finely", middleware.MaxQuota)
+	}
 	return ""
 }
 

@@ -74,6 +74,7 @@ func TestParseProperties(t *testing.T) {
 		{"zero permits", map[string]string{"lock": "ip", "lockPermits": "0"}, "lockPermits", "at least 1"},
 		{"quota", map[string]string{"lock": "ip", "lockQuota": "5/m"}, "lockQuota", "whole number"},
 		{"zero quota", map[string]string{"lock": "ip", "lockQuota": "0"}, "lockQuota", "at least 1"},
+		{"quota over MaxQuota", map[string]string{"lock": "ip", "lockMode": "rate", "lockQuota": "100001"}, "lockQuota", "at most 100000"},
 		{"period", map[string]string{"lock": "ip", "lockPeriod": "60"}, "lockPeriod", "not a duration"},
 		{"short period", map[string]string{"lock": "ip", "lockPeriod": "500us"}, "lockPeriod", "at least 1ms"},
 		{"headers", map[string]string{"lock": "ip", "lockRateLimitHeaders": "1"}, "lockRateLimitHeaders", "want true or false"},

@@ -58,6 +58,10 @@ const (
 	DefaultRetain = guard.DefaultRetain
 	// DefaultMaxResponseBytes bounds the body replay mode keeps.
 	DefaultMaxResponseBytes = 1 << 20
+	// MaxQuota is the largest Quota a rate rule takes: a rate key keeps
+	// one entry per admission of its Period, and a larger burst leaving
+	// the window at once would stall Redis for every user of it.
+	MaxQuota = guard.MaxQuota
 )
 
 // LockConf configures a LockMiddleware. It is loaded with go-zero's conf

@@ -53,7 +53,10 @@ func nextRateMember() string {
 // clock, so instances with skewed clocks disagree.
 //
 // The script reads the server's clock (TIME) before it writes, so the
-// server must be Redis 5 or later (or Valkey).
+// server must be Redis 5 or later (or Valkey). Should that clock step
+// back, admissions logged before the step count until a period after the
+// time they were logged at: the bound holds, and for that long a
+// RetryAfter may be longer than period.
 //
 // It returns ErrInvalidRate for quota < 1 or period < 1ms, ErrNotRateLog
 // when the key holds another kind of value, and a wrapped store error

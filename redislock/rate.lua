@@ -21,32 +21,37 @@
 -- 3.2 to 4 (and 5 to 6 configured otherwise); Redis 5 and later replicate
 -- effects by default, and 7 accepts the call as a no-op.
 redis.replicate_commands()
-local kind = redis.call("TYPE", KEYS[1]).ok
-if kind ~= "zset" and kind ~= "none" then
-    return "WRONGTYPE " .. kind
-end
 local quota = tonumber(ARGV[1])
 local period = tonumber(ARGV[2])
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period)
+-- pcall, not a TYPE call before it: the key's type is read only when it
+-- is wrong, keeping the usual request to the calls it needs.
+local dropped = redis.pcall("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period)
+if type(dropped) == "table" and dropped.err then
+    return "WRONGTYPE " .. redis.call("TYPE", KEYS[1]).ok
+end
 local count = redis.call("ZCARD", KEYS[1])
 local newest
-if redis.call("ZSCORE", KEYS[1], ARGV[3]) then
-    newest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
-    return {1, math.max(quota - count, 0), 0, tonumber(newest[2]) + period - now, now}
-end
 if count < quota then
-    redis.call("ZADD", KEYS[1], now, ARGV[3])
+    -- NX: a member already present is a resend, admitted again with its
+    -- first admission's time kept and counted once.
+    local added = redis.call("ZADD", KEYS[1], "NX", now, ARGV[3])
     -- The newest is now, unless the server's clock went back since an
     -- earlier admission: the key must outlive that one's period too.
     newest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
     local reset = tonumber(newest[2]) + period - now
+    if added == 0 then
+        return {1, quota - count, 0, reset, now}
+    end
     redis.call("PEXPIRE", KEYS[1], math.ceil(reset / 1000))
     return {1, quota - count - 1, 0, reset, now}
+end
+newest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+if redis.call("ZSCORE", KEYS[1], ARGV[3]) then
+    return {1, 0, 0, tonumber(newest[2]) + period - now, now}
 end
 -- Refused: the request would be admitted once the admissions before the
 -- quota-th newest have left the window.
 local freeing = redis.call("ZRANGE", KEYS[1], count - quota, count - quota, "WITHSCORES")
-newest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
 return {0, 0, tonumber(freeing[2]) + period - now, tonumber(newest[2]) + period - now, now}

@@ -264,6 +264,21 @@ func TestRateResendCountsOnce(t *testing.T) {
 	if n := admin.ZCard(ctx, key).Val(); n != 1 {
 		t.Fatalf("the log holds %d admissions, want 1", n)
 	}
+	// A resend is admitted even when its own admission filled the quota,
+	// and a new request is not.
+	full := key + ":full"
+	for range 2 {
+		r, _, err := redislock.RateAt(ctx, b, full, 1, time.Minute, "resent")
+		if err != nil || !r.Admitted || r.Remaining != 0 {
+			t.Fatalf("Rate on a full log = %+v, %v, want the resend admitted with 0 remaining", r, err)
+		}
+	}
+	if r, _, err := redislock.RateAt(ctx, b, full, 1, time.Minute, "new"); err != nil || r.Admitted || r.RetryAfter <= 0 {
+		t.Fatalf("a new request on a full log = %+v, %v, want refused with a RetryAfter", r, err)
+	}
+	if n := admin.ZCard(ctx, full).Val(); n != 1 {
+		t.Fatalf("the full log holds %d admissions, want 1", n)
+	}
 }
 
 // TestRateKeyExpires: the log expires a Period after its newest

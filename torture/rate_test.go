@@ -2,6 +2,7 @@ package torture
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -61,8 +62,8 @@ func (serverNowHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // rateChild runs GOROUTINES goroutines that each call Rate on KEY
 // (QUOTA per PERIOD) back to back for DURATION, on REDIS_ADDR or, with
 // CLUSTER_ADDRS, on that Redis Cluster. It prints "a <µs>" for each
-// admission and "r <µs>" for each refusal, at the server's time from the
-// script's reply, then "done <errors> <skew µs>", skew being this
+// admission and "r <µs> <Retry-After µs>" for each refusal, at the
+// server's time from the script's reply, then "done <errors> <skew µs>", skew being this
 // process's client clock less the server's at its first reply.
 // CLOCK_OFFSET shifts every client-side time the child uses (its clock
 // and so its deadline): the library takes none, so the offset must not
@@ -118,6 +119,10 @@ func rateChild(client *redis.Client) int {
 				}
 				lines = append(lines, tag, ' ')
 				lines = strconv.AppendInt(lines, now, 10)
+				if !r.Admitted {
+					lines = append(lines, ' ')
+					lines = strconv.AppendInt(lines, r.RetryAfter.Microseconds(), 10)
+				}
 				lines = append(lines, '\n')
 			}
 			mu.Lock()
@@ -133,10 +138,10 @@ func rateChild(client *redis.Client) int {
 
 // rateRun is what the processes of one run reported, merged.
 type rateRun struct {
-	admitted []int64 // server µs, sorted
-	refused  []int64 // server µs, sorted
-	perChild []int   // admissions of each process, in start order
-	skews    []int64 // each process's client clock less the server's, µs, in start order
+	admitted []int64   // server µs, sorted
+	refused  []refusal // by server time
+	perChild []int     // admissions of each process, in start order
+	skews    []int64   // each process's client clock less the server's, µs, in start order
 	errors   int64
 }
 
@@ -145,10 +150,11 @@ type rateRun struct {
 func runRateProcesses(t *testing.T, processes int, env []string, offset time.Duration) rateRun {
 	t.Helper()
 	type report struct {
-		admitted, refused []int64
-		errors, skew      int64
-		done              bool
-		index             int
+		admitted     []int64
+		refused      []refusal
+		errors, skew int64
+		done         bool
+		index        int
 	}
 	reports := make(chan report, processes)
 	for p := range processes {
@@ -169,8 +175,9 @@ func runRateProcesses(t *testing.T, processes int, env []string, offset time.Dur
 					n, _ := strconv.ParseInt(line[2:], 10, 64)
 					r.admitted = append(r.admitted, n)
 				case strings.HasPrefix(line, "r "):
-					n, _ := strconv.ParseInt(line[2:], 10, 64)
-					r.refused = append(r.refused, n)
+					var f refusal
+					fmt.Sscanf(line, "r %d %d", &f.at, &f.retryAfter)
+					r.refused = append(r.refused, f)
 				case strings.HasPrefix(line, "done "):
 					fmt.Sscanf(line, "done %d %d", &r.errors, &r.skew)
 					r.done = true
@@ -193,13 +200,18 @@ func runRateProcesses(t *testing.T, processes int, env []string, offset time.Dur
 		run.errors += r.errors
 	}
 	slices.Sort(run.admitted)
-	slices.Sort(run.refused)
+	slices.SortFunc(run.refused, func(a, b refusal) int { return cmp.Compare(a.at, b.at) })
 	return run
 }
 
+// A refusal is a refused request's server time and the Retry-After it
+// was given, in µs.
+type refusal struct{ at, retryAfter int64 }
+
 // checkRateRun holds run to the sliding log's promise: no Period-long
 // window of the server's clock holds more than quota admissions, every
-// refusal had quota admissions in the Period before it, and the key was
+// refusal had quota admissions in the Period before it and a Retry-After
+// exactly until the model frees a place, and the key was
 // saturated (refusals seen, and admissions at least 90% of quota per
 // period over the span from the first admission to the last count). It
 // returns the figures for the report.
@@ -223,20 +235,35 @@ func checkRateRun(t *testing.T, run rateRun, quota int, period time.Duration) st
 	if worst > quota {
 		t.Errorf("%d admissions within one %v window: more than the quota %d", worst, period, quota)
 	}
-	unjustified := 0
-	for _, now := range run.refused {
-		lo, _ := slices.BinarySearch(times, now-p+1)
-		hi, _ := slices.BinarySearch(times, now+1)
+	unjustified, wrongWait := 0, 0
+	for _, f := range run.refused {
+		lo, _ := slices.BinarySearch(times, f.at-p+1)
+		hi, _ := slices.BinarySearch(times, f.at+1)
 		if hi-lo < quota {
 			unjustified++
+			continue
+		}
+		// Retry-After is exactly when the reference model frees a place:
+		// the quota-th newest admission in the window leaves it, so a
+		// client that waits it is admitted unless another takes the
+		// place first; neither sooner (a refusal again) nor later.
+		if want := times[hi-quota] + p - f.at; f.retryAfter != want {
+			if wrongWait == 0 {
+				t.Errorf("a refusal at %d µs said Retry-After %d µs; the merged log frees a place in %d µs",
+					f.at, f.retryAfter, want)
+			}
+			wrongWait++
 		}
 	}
 	if unjustified != 0 {
 		t.Errorf("%d refusals with fewer than %d admissions in the %v before them", unjustified, quota, period)
 	}
+	if wrongWait != 0 {
+		t.Errorf("%d refusals whose Retry-After is not when the merged log frees a place", wrongWait)
+	}
 	last := times[len(times)-1]
 	if n := len(run.refused); n > 0 {
-		last = max(last, run.refused[n-1])
+		last = max(last, run.refused[n-1].at)
 	}
 	span := last - times[0]
 	ideal := float64(quota) * float64(span) / float64(p)
@@ -248,9 +275,9 @@ func checkRateRun(t *testing.T, run rateRun, quota int, period time.Duration) st
 	// A sliding log admits at most quota × (⌊span/period⌋ + 1) in span.
 	most := quota * int(span/p+1)
 	return fmt.Sprintf("%d counts: %d admitted of the %d the bound allows over %v (%.1f%% of quota × span/period; per process %v), "+
-		"%d refused (%d unjustified), most in one window %d, client-less-server clock per process %v µs, %d errors",
+		"%d refused (%d unjustified, %d with a Retry-After other than the model's), most in one window %d, client-less-server clock per process %v µs, %d errors",
 		len(times)+len(run.refused), len(times), most, (time.Duration(span) * time.Microsecond).Round(time.Millisecond), 100*ratio,
-		run.perChild, len(run.refused), unjustified, worst, run.skews, run.errors)
+		run.perChild, len(run.refused), unjustified, wrongWait, worst, run.skews, run.errors)
 }
 
 // TestRateExactAcrossProcesses: 3 OS processes × 8 goroutines call Rate on
@@ -259,7 +286,9 @@ func checkRateRun(t *testing.T, run rateRun, quota int, period time.Duration) st
 // answer at the server's time the script returned (read from its reply by
 // a go-redis hook: Rate does not expose it), so the merged check needs no
 // tolerance for round trips or clocks: no 200ms window holds more than 20
-// admissions, every refusal had 20 in the 200ms before it, and the
+// admissions, every refusal had 20 in the 200ms before it and a Retry-After
+// exactly until the merged log frees a place (so a client that waits it is
+// admitted unless another takes the place first), and the
 // admissions come to at least 90% of 20 per 200ms (saturation). The first
 // process runs with its client clock 5 s ahead (CLOCK_OFFSET, applied to
 // every time the child reads): the library takes no client time, so the
