@@ -53,7 +53,8 @@ func nextRateMember() string {
 // clock, so instances with skewed clocks disagree.
 //
 // The script reads the server's clock (TIME) before it writes, so the
-// server must be Redis 5 or later (or Valkey). Should that clock step
+// server must be Redis 3.2 or later (or Valkey): the script asks for
+// effects replication. Should that clock step
 // back, admissions logged before the step count until a period after the
 // time they were logged at: the bound holds, and for that long a
 // RetryAfter may be longer than period.

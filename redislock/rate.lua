@@ -26,10 +26,15 @@ local period = tonumber(ARGV[2])
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 -- pcall, not a TYPE call before it: the key's type is read only when it
--- is wrong, keeping the usual request to the calls it needs.
+-- is wrong, keeping the usual request to the calls it needs. Any other
+-- error (READONLY after a failover, NOPERM, MISCONF) is returned as the
+-- error it is, for the client to see.
 local dropped = redis.pcall("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period)
 if type(dropped) == "table" and dropped.err then
-    return "WRONGTYPE " .. redis.call("TYPE", KEYS[1]).ok
+    if string.sub(dropped.err, 1, 9) == "WRONGTYPE" then
+        return "WRONGTYPE " .. redis.call("TYPE", KEYS[1]).ok
+    end
+    return dropped
 end
 local count = redis.call("ZCARD", KEYS[1])
 local newest

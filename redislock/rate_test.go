@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -338,6 +339,22 @@ func TestRateErrors(t *testing.T) {
 				t.Fatalf("Rate on a string key: %v, want ErrNotRateLog, a misconfiguration", err)
 			}
 		})
+	}
+	// An error reply other than WRONGTYPE from inside the script (NOPERM
+	// here; READONLY after a failover, MISCONF) is that error, not a
+	// misconfigured key.
+	admin := srv.Client(t)
+	if err := admin.Do(ctx, "ACL", "SETUSER", "nozrem", "on", ">pw", "~*", "+@all", "-zremrangebyscore").Err(); err != nil {
+		t.Fatal(err)
+	}
+	limited := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "nozrem", Password: "pw"})
+	t.Cleanup(func() { _ = limited.Close() })
+	_, err := redislock.NewBackend(limited).(zerolock.RateBackend).Rate(ctx, "zerolock-test:"+t.Name()+":acl", 3, time.Second)
+	if err == nil || errors.Is(err, redislock.ErrNotRateLog) || errors.Is(err, zerolock.ErrMisconfigured) ||
+		!strings.Contains(err.Error(), "NOPERM") && !strings.Contains(err.Error(), "can't run this command") {
+		// Redis 7.0 words the refusal "ERR The user executing the script
+		// can't run this command"; later servers say NOPERM.
+		t.Fatalf("Rate by a user denied ZREMRANGEBYSCORE: %v, want its permission error, not a misconfigured key", err)
 	}
 	unreachable := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { _ = unreachable.Close() })
