@@ -70,3 +70,7 @@ func RateAt(ctx context.Context, b zerolock.Backend, key string, quota int, peri
 	}
 	return b.(storeBackend).rate(ctx, key, quota, period, member)
 }
+
+// NewToken is a new lock's token, for the floor of a cycle that makes a
+// new lock each time.
+var NewToken = newToken

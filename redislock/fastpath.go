@@ -41,7 +41,7 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 	var held string
 	if rl.conn.IsGoZero() {
 		var reply any
-		reply, err = rl.conn.Do(ctx, rl.acquireCmds(px).setNXGet)
+		reply, err = rl.conn.GoZero.EvalScript(ctx, setNXGetScript, rl.keys[:1], rl.acquireCmds(px).argv)
 		if err == nil {
 			switch reply := reply.(type) {
 			case int64: // 1: the key was free
@@ -116,19 +116,17 @@ func (rl *RedisLock) setNXOnce(ctx context.Context, px time.Duration) (bool, err
 }
 
 // acquireCmds are a lock's acquire commands for one expiry, every argument
-// boxed once: go-zero's store sends them as they are (setNX, setNXGet and
-// script),
-// the other stores run s with argv. They are built when the expiry changes
-// (SetExpire), not on every acquire, where boxing the arguments cost five
-// allocations, and shared by concurrent acquires, which only read them.
+// boxed once: go-zero's store sends setNX as it is, and every store runs
+// the scripts (s, and setnxget.lua on go-zero's) with argv. They are built
+// when the expiry changes (SetExpire), not on every acquire, where boxing
+// the arguments cost five allocations, and shared by concurrent acquires,
+// which only read them.
 type acquireCmds struct {
-	px       time.Duration
-	setNX    []any // SET key token PX px NX
-	setNXGet []any // EVAL of setnxget.lua
-	s        *script.Script
-	keys     []string
-	script   []any // EVAL of s, acquire.lua (fence.lua when fencing)
-	argv     []any // script's token and px in ms
+	px    time.Duration
+	setNX []any // SET key token PX px NX
+	s     *script.Script
+	keys  []string
+	argv  []any // the scripts' token and px in ms
 }
 
 // acquireCmds returns the lock's acquire commands for an expiry of px.
@@ -142,9 +140,7 @@ func (rl *RedisLock) acquireCmds(px time.Duration) *acquireCmds {
 		a.s, a.keys = fenceScript, rl.fenceKeys
 	}
 	a.setNX = []any{"set", rl.key, rl.tokenArg, "px", ms, "nx"}
-	a.setNXGet = setNXGetScript.EvalArgs(rl.keys[:1], rl.tokenArg, ms)
-	a.script = a.s.EvalArgs(a.keys, rl.tokenArg, ms)
-	a.argv = a.script[len(a.script)-2:]
+	a.argv = []any{rl.tokenArg, ms}
 	rl.acqCmds.Store(a)
 	return a
 }
@@ -152,8 +148,5 @@ func (rl *RedisLock) acquireCmds(px time.Duration) *acquireCmds {
 // evalAcquire runs the acquire script of a try that is not waiting.
 func (rl *RedisLock) evalAcquire(ctx context.Context, px time.Duration) (any, error) {
 	a := rl.acquireCmds(px)
-	if rl.conn.IsGoZero() {
-		return rl.conn.Do(ctx, a.script)
-	}
-	return rl.conn.Run(ctx, a.s, a.keys, a.argv...).Result()
+	return rl.conn.Eval(ctx, a.s, a.keys, a.argv...)
 }

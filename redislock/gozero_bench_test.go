@@ -20,9 +20,8 @@ import (
 // rounds so that their ratio holds while the machine drifts. Both send two
 // commands per cycle through go-zero's hooks (a span, metrics and the
 // breaker on each command, most of either cycle's allocations): go-zero's
-// two scripts by EVALSHA; zerolock's SET NX PX and release.lua by EVAL of
-// its code (NOSCRIPT is never answered, which go-zero's breaker would
-// count). Each reports, besides time and allocations, the CPU it cost
+// two scripts by EVALSHA; zerolock's SET NX PX and release.lua, by EVALSHA
+// once the server holds it (see internal/gozero). Each reports, besides time and allocations, the CPU it cost
 // this process (client-µs/op: user and system time, go-zero's client
 // included) and the Redis server (redis-µs/op: INFO cpu). -memprofile
 // shows what is left to each lock.

@@ -17,11 +17,12 @@ import (
 
 // TestGoZeroCycleCommands: on go-zero's store a fresh acquire is one
 // SET NX PX (a status reply: no nil for go-redis to run through its retry
-// checks) and a release one EVAL of release.lua; a refused SET NX is
+// checks) and a release one run of release.lua; a refused SET NX is
 // followed by acquire.lua, which tells our own resent hold from another's,
 // and the instance's next tries send setnxget.lua (one round trip with the
-// holder's answer) until one succeeds. Scripts go by EVAL, which cannot
-// answer NOSCRIPT: never EVALSHA, whose NOSCRIPT go-zero's breaker counts.
+// holder's answer) until one succeeds. A script goes by EVAL, which cannot
+// answer NOSCRIPT (go-zero's breaker counts it), until the server holds
+// it, then by EVALSHA (TestGoZeroScriptCache).
 func TestGoZeroCycleCommands(t *testing.T) {
 	srv := redistest.Start(t)
 	sent := &commandLog{}
@@ -41,12 +42,13 @@ func TestGoZeroCycleCommands(t *testing.T) {
 		want []string
 	}{
 		{"a fresh acquire", func(t *testing.T) { mustAcquire(t, lock, true) }, []string{"set"}},
+		// A script goes by EVAL until the server holds it, then by EVALSHA.
 		{"a re-entrant acquire", func(t *testing.T) { mustAcquire(t, lock, true) }, []string{"eval"}},
-		{"a refused acquire", func(t *testing.T) { mustAcquire(t, contender, false) }, []string{"set", "eval"}},
+		{"a refused acquire", func(t *testing.T) { mustAcquire(t, contender, false) }, []string{"set", "evalsha"}},
 		{"the next refused acquire", func(t *testing.T) { mustAcquire(t, contender, false) }, []string{"eval"}},
-		{"a release", func(t *testing.T) { mustRelease(t, lock, true) }, []string{"eval"}},
-		{"an acquire after refusals", func(t *testing.T) { mustAcquire(t, contender, true) }, []string{"eval"}},
-		{"a release by the contender", func(t *testing.T) { mustRelease(t, contender, true) }, []string{"eval"}},
+		{"a release", func(t *testing.T) { mustRelease(t, lock, true) }, []string{"evalsha"}},
+		{"an acquire after refusals", func(t *testing.T) { mustAcquire(t, contender, true) }, []string{"evalsha"}},
+		{"a release by the contender", func(t *testing.T) { mustRelease(t, contender, true) }, []string{"evalsha"}},
 		{"the contender's next fresh acquire", func(t *testing.T) { mustAcquire(t, contender, true) }, []string{"set"}},
 	} {
 		sent.reset()

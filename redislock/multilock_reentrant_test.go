@@ -36,7 +36,10 @@ var multiScripts = sync.OnceValues(func() (map[string]string, error) {
 		sum := sha1.Sum(src)
 		names[hex.EncodeToString(sum[:])] = name
 		names[string(src)] = name
-		names[redislock.LuaCode(string(src))] = name // go-zero's store sends the code
+		code := redislock.LuaCode(string(src))
+		names[code] = name // go-zero's store sends the code by EVAL,
+		codeSum := sha1.Sum([]byte(code))
+		names[hex.EncodeToString(codeSum[:])] = name // then by EVALSHA of its digest
 	}
 	return names, nil
 })

@@ -2,8 +2,9 @@
 // is built: whether it is go-zero's adapter, a go-redis client that sends
 // a command once (a Processor), a cluster, a Ring. The locks ask a Conn
 // instead of switching on the store's type at every call, and run their
-// scripts through it: EVALSHA falling back to EVAL, or EVAL of the code on
-// go-zero's store, which its circuit breaker needs (see internal/gozero).
+// scripts through it: EVALSHA falling back to EVAL, or on go-zero's store
+// EVAL of the code until the server holds it, which its circuit breaker
+// needs (see internal/gozero).
 package conn
 
 import (
@@ -199,7 +200,7 @@ func (c *Conn) Send(ctx context.Context, keyed bool, args ...any) (any, error) {
 
 // Run executes s with EVALSHA and falls back to EVAL (which also caches
 // the script on the server) when the server answers NOSCRIPT. On go-zero's
-// store it runs EVAL of its code, which cannot answer NOSCRIPT.
+// store it runs the adapter's EvalScript (see internal/gozero).
 func (c *Conn) Run(ctx context.Context, s *script.Script, keys []string, args ...any) *redis.Cmd {
 	if c.kind == goZero {
 		cmd := redis.NewCmd(ctx)

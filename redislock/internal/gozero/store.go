@@ -6,6 +6,7 @@ package gozero
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -45,9 +46,21 @@ var adapters sync.Map // *zredis.Redis -> *Store
 // go-zero's breaker counts every error reply as a failure (its acceptable
 // errors are only redis.Nil and context.Canceled), including the NOSCRIPT
 // that EVALSHA gets from a server whose script cache is empty: a fresh
-// server, a promoted replica, or one after SCRIPT FLUSH. The adapter
-// therefore answers EvalSha with EVAL, which cannot get NOSCRIPT, sending
-// the script's code without its comments (a few hundred bytes).
+// server, a promoted replica, or one after SCRIPT FLUSH. Fifty first calls
+// answered NOSCRIPT at once open the breaker for the whole store, as they
+// do for go-zero's own PeriodLimit on a fresh server. The adapter therefore
+// runs a script (EvalScript) by EVAL of its code, without its comments,
+// which cannot get NOSCRIPT, until an EVAL of it has succeeded on this
+// store, which leaves the code in the server's script cache; then by
+// EVALSHA of the code's digest, which spares the server reading and
+// hashing the code on every call. On a cluster store, whose EVAL caches
+// the code on one node only, the code is then loaded on every node (SCRIPT
+// LOAD, which go-redis sends to each shard) before EVALSHA is used. A
+// NOSCRIPT (the cache was emptied since) is answered by EVAL at once, and
+// the store's calls of that script go back to EVAL until one succeeds: go-
+// zero's breaker counts one failure per call in flight at that moment,
+// among the successes before it, which do not let so few open it. EvalSha
+// (a caller's own script) is answered with EVAL.
 //
 // A lock on this store acquires with SET NX PX, the cheapest acquire for
 // the server, whose success reply is a status. go-zero's client resends a
@@ -72,6 +85,12 @@ type Store struct {
 	// settled: the store sends no CLIENT SETINFO, or its server's verdict
 	// is known and was reported; Ready has nothing left to do.
 	settled atomic.Bool
+	// cached, by script.Index: the store's server (every node of a cluster
+	// store) holds the script's code, so EvalScript sends EVALSHA.
+	cached [script.Max]atomic.Bool
+	// loading, by script.Index: a call is loading the script on a cluster
+	// store's nodes.
+	loading [script.Max]atomic.Bool
 }
 
 // SetArgs sends the options a lock uses (NX or XX, PX, GET); it answers
@@ -129,10 +148,41 @@ func (s *Store) PTTL(ctx context.Context, key string) *redis.DurationCmd {
 	return cmd
 }
 
-// EvalScript runs sc by its code with EVAL and answers as go-zero does,
-// without a command of its own.
+// EvalScript runs sc, by EVALSHA of its code's digest once the server
+// holds the code, else by EVAL of its code (see Store), and answers as
+// go-zero does, without a command of its own.
 func (s *Store) EvalScript(ctx context.Context, sc *script.Script, keys []string, args []any) (any, error) {
-	return s.Do(ctx, sc.EvalArgs(keys, args...))
+	if s.cached[sc.Index].Load() {
+		v, err := s.Do(ctx, sc.EvalShaArgs(keys, args...))
+		if !redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return v, err
+		}
+		// The server's script cache was emptied (a restart, a failover,
+		// SCRIPT FLUSH): nothing ran, so EVAL now.
+		s.cached[sc.Index].Store(false)
+	}
+	v, err := s.Do(ctx, sc.EvalArgs(keys, args...))
+	if err == nil || errors.Is(err, redis.Nil) {
+		s.noteCached(ctx, sc)
+	}
+	return v, err
+}
+
+// noteCached records that an EVAL of sc succeeded: on a node store its
+// server now holds the code; a cluster store's other nodes are sent it
+// first, by one call at a time.
+func (s *Store) noteCached(ctx context.Context, sc *script.Script) {
+	if !s.Clustered() {
+		s.cached[sc.Index].Store(true)
+		return
+	}
+	if !s.loading[sc.Index].CompareAndSwap(false, true) {
+		return
+	}
+	defer s.loading[sc.Index].Store(false)
+	if sha, err := s.R.ScriptLoadCtx(ctx, sc.Code); err == nil && sha == sc.CodeSHA {
+		s.cached[sc.Index].Store(true)
+	}
 }
 
 // Do sends a command whose arguments the caller built, through go-zero's

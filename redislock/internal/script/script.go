@@ -1,8 +1,8 @@
 // Package script is redislock's Lua script value: its source, its SHA1
 // digest and the code go-zero's store sends, each computed once, and the
 // commands that run it. The scripts themselves live in redislock, as .lua
-// files it embeds; internal/conn runs them (EVALSHA falling back to EVAL,
-// or EVAL of the code on go-zero's store).
+// files it embeds; internal/conn runs them (EVALSHA falling back to EVAL;
+// on go-zero's store the same by the code's digest, see internal/gozero).
 package script
 
 import (
@@ -18,23 +18,38 @@ import (
 // made by New is in it.
 var bySHA = map[string]*Script{}
 
+// Max bounds how many scripts New makes, so that a store can keep one
+// flag per script in an array (internal/gozero).
+const Max = 64
+
 // Script is a Lua script with its SHA1 digest, computed once.
 type Script struct {
 	Src string
 	SHA string
-	// Code is Src without its comments, which go-zero's store sends with
-	// every EVAL (see internal/gozero): the server reads and hashes each
-	// byte, 2.7 µs of its CPU for a 1.3 KB source, 0.6 µs for its code.
-	Code    string
-	codeArg any // Code, boxed once
+	// Code is Src without its comments, which go-zero's store sends when
+	// its server may not hold the script (see internal/gozero): the server
+	// reads and hashes each byte of an EVAL, 2.7 µs of its CPU for a 1.3 KB
+	// source, 0.6 µs for its code.
+	Code string
+	// CodeSHA is Code's digest, which go-zero's store sends by EVALSHA.
+	CodeSHA string
+	// Index numbers the scripts New made, from 0, below Max.
+	Index      int
+	codeArg    any // Code, boxed once
+	codeSHAArg any // CodeSHA, boxed once
 }
 
 // New makes a script and registers it for Lookup. It is called only when
 // redislock's variables are initialized.
 func New(src string) *Script {
+	if len(bySHA) >= Max {
+		panic("script: more than script.Max scripts")
+	}
 	sum := sha1.Sum([]byte(src))
-	s := &Script{Src: src, SHA: hex.EncodeToString(sum[:]), Code: LuaCode(src)}
-	s.codeArg = s.Code
+	s := &Script{Src: src, SHA: hex.EncodeToString(sum[:]), Code: LuaCode(src), Index: len(bySHA)}
+	codeSum := sha1.Sum([]byte(s.Code))
+	s.CodeSHA = hex.EncodeToString(codeSum[:])
+	s.codeArg, s.codeSHAArg = s.Code, s.CodeSHA
 	bySHA[s.SHA] = s
 	return s
 }
@@ -77,6 +92,17 @@ func LuaCode(src string) string {
 func (s *Script) EvalArgs(keys []string, args ...any) []any {
 	cmd := make([]any, 0, 3+len(keys)+len(args))
 	cmd = append(cmd, "eval", s.codeArg, len(keys))
+	for _, k := range keys {
+		cmd = append(cmd, k)
+	}
+	return append(cmd, args...)
+}
+
+// EvalShaArgs is EvalArgs by Code's digest: EVALSHA, which the server
+// answers NOSCRIPT when it does not hold the code.
+func (s *Script) EvalShaArgs(keys []string, args ...any) []any {
+	cmd := make([]any, 0, 3+len(keys)+len(args))
+	cmd = append(cmd, "evalsha", s.codeSHAArg, len(keys))
 	for _, k := range keys {
 		cmd = append(cmd, k)
 	}

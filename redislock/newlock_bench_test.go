@@ -1,0 +1,86 @@
+package redislock_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/internal/testing/floor"
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+// BenchmarkNewLockPerCycle measures a cycle as the middleware runs it and
+// as ../shared/peerbench does: a new lock per cycle with the default
+// options and SetExpire(30), acquired and released, 25 goroutines per CPU
+// on distinct keys. Its rows: the floor (SET NX PX, then an EVALSHA
+// compare-and-delete, with a token minted per cycle as any lock needs),
+// New on the go-redis client, and on go-zero's store NewRedisLock beside
+// go-zero's own NewRedisLock, in alternating rounds, each reporting the
+// client's and the server's CPU per cycle (see reportCPU). Profile one row
+// with -run '^$' -bench 'NewLockPerCycle/zerolock' -cpuprofile.
+func BenchmarkNewLockPerCycle(b *testing.B) {
+	srv := redistest.Start(b)
+	client := srv.Client(b)
+	admin := srv.Client(b)
+	zstore := zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true})
+	ctx := context.Background()
+	if err := floor.Release.Load(ctx, client).Err(); err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int64
+	rows := []struct {
+		name  string
+		cycle func(key string) (bool, error)
+	}{
+		{"floor", func(key string) (bool, error) {
+			return floor.Cycle(ctx, client, key, redislock.NewToken(), 30e9)
+		}},
+		{"zerolock", func(key string) (bool, error) {
+			l := redislock.New(client, key)
+			l.SetExpire(30)
+			return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
+		}},
+		{"drop-in", func(key string) (bool, error) {
+			l := redislock.NewRedisLock(zstore, key)
+			l.SetExpire(30)
+			return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
+		}},
+		{"go-zero", func(key string) (bool, error) {
+			l := zredis.NewRedisLock(zstore, key)
+			l.SetExpire(30)
+			return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
+		}},
+	}
+	for round := 0; round < 3; round++ {
+		for i := range rows {
+			row := rows[(i+round)%len(rows)]
+			b.Run(row.name+"/round"+strconv.Itoa(round), func(b *testing.B) {
+				b.ReportAllocs()
+				defer reportCPU(b, admin)()
+				b.SetParallelism(25)
+				b.RunParallel(func(pb *testing.PB) {
+					key := "bench:n:" + strconv.FormatInt(next.Add(1), 10)
+					for pb.Next() {
+						if ok, err := row.cycle(key); !ok || err != nil {
+							b.Errorf("%s cycle = %v, %v", row.name, ok, err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// acquireRelease acquires and, when it got the lock, releases it.
+func acquireRelease(ctx context.Context, acquire, release func(context.Context) (bool, error)) (bool, error) {
+	ok, err := acquire(ctx)
+	if !ok || err != nil {
+		return ok, err
+	}
+	return release(ctx)
+}
