@@ -37,36 +37,56 @@ type cycleContender struct {
 	new  func(c clients, key string) cycler
 }
 
+// cycleContenders make a new lock for every cycle with the default options
+// and SetExpire, as the middleware makes one per request and as
+// ../shared/peerbench measures (issue 30): the cost of building a lock is
+// part of each cycle. The floor mints nothing: it is the protocol alone.
 var cycleContenders = []cycleContender{
 	{rawFloor, func(c clients, key string) cycler {
 		return &floor{client: c.redis, key: key, token: "floor-" + key}
 	}},
 	{onGoRedis, func(c clients, key string) cycler {
-		l := redislock.New(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
-		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
+		return cycleFunc(func(ctx context.Context) (bool, error) {
+			l := redislock.New(c.redis, key)
+			l.SetExpire(expirySeconds)
+			return lockCycle(ctx, l.AcquireCtx, l.ReleaseCtx)
+		})
 	}},
 	{quietOnRedis, func(c clients, key string) cycler {
-		l := redislock.New(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0),
-			redislock.WithoutWakeups())
-		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
+		return cycleFunc(func(ctx context.Context) (bool, error) {
+			l := redislock.New(c.redis, key, redislock.WithoutWakeups())
+			l.SetExpire(expirySeconds)
+			return lockCycle(ctx, l.AcquireCtx, l.ReleaseCtx)
+		})
 	}},
 	{dropIn, func(c clients, key string) cycler {
-		l := redislock.NewRedisLock(c.gozero, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
-		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
+		return cycleFunc(func(ctx context.Context) (bool, error) {
+			l := redislock.NewRedisLock(c.gozero, key)
+			l.SetExpire(expirySeconds)
+			return lockCycle(ctx, l.AcquireCtx, l.ReleaseCtx)
+		})
 	}},
 	{replaced, func(c clients, key string) cycler {
-		l := zredis.NewRedisLock(c.gozero, key)
-		l.SetExpire(int(expiry / time.Second))
-		return lockCycler{l.AcquireCtx, l.ReleaseCtx}
+		return cycleFunc(func(ctx context.Context) (bool, error) {
+			l := zredis.NewRedisLock(c.gozero, key)
+			l.SetExpire(expirySeconds)
+			return lockCycle(ctx, l.AcquireCtx, l.ReleaseCtx)
+		})
 	}},
 	{"bsm/redislock", func(c clients, key string) cycler {
 		return &bsmCycler{client: bsm.New(c.redis), key: key}
 	}},
 	{"redsync", func(c clients, key string) cycler {
-		m := redsync.New(goredis.NewPool(c.redis)).NewMutex(key, redsync.WithTries(1), redsync.WithExpiry(expiry))
-		return &redsyncCycler{mutex: m}
+		rs := redsync.New(goredis.NewPool(c.redis))
+		return cycleFunc(func(ctx context.Context) (bool, error) {
+			m := rs.NewMutex(key, redsync.WithTries(1), redsync.WithExpiry(expiry))
+			return (&redsyncCycler{mutex: m}).cycle(ctx)
+		})
 	}},
 }
+
+// expirySeconds is expiry in SetExpire's whole seconds.
+const expirySeconds = int(expiry / time.Second)
 
 type floor struct {
 	client     *redis.Client
@@ -82,11 +102,16 @@ type lockCycler struct {
 }
 
 func (l lockCycler) cycle(ctx context.Context) (bool, error) {
-	ok, err := l.acquire(ctx)
+	return lockCycle(ctx, l.acquire, l.release)
+}
+
+// lockCycle acquires once and, when it got the lock, releases it.
+func lockCycle(ctx context.Context, acquire, release func(context.Context) (bool, error)) (bool, error) {
+	ok, err := acquire(ctx)
 	if err != nil || !ok {
 		return false, err
 	}
-	_, err = l.release(ctx)
+	_, err = release(ctx)
 	return true, err
 }
 

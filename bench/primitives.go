@@ -18,7 +18,8 @@ import (
 // A primitiveScenario measures one of the other primitives (semaphore,
 // multi-key lock, read-write lock) against its own floor: the fewest round
 // trips any implementation needs (internal/testing/floor), 50 goroutines
-// on distinct keys.
+// on distinct keys, a new primitive per cycle with the default options
+// (WithExpiry only), and the plain lock's cycle for reference.
 type primitiveScenario struct {
 	name       string
 	contenders []cycleContender
@@ -41,14 +42,18 @@ var primitiveScenarios = []primitiveScenario{
 			})
 		}},
 		{"zerolock on go-redis", func(c clients, key string) cycler {
-			s := must(redislock.NewSemaphore(c.redis, key, semPermits, redislock.WithExpiry(expiry), redislock.WithTolerance(0)))
-			return lockCycler{s.AcquireCtx, s.ReleaseCtx}
+			return cycleFunc(func(ctx context.Context) (bool, error) {
+				s := must(redislock.NewSemaphore(c.redis, key, semPermits, redislock.WithExpiry(expiry)))
+				return lockCycle(ctx, s.AcquireCtx, s.ReleaseCtx)
+			})
 		}},
 		{"zerolock on go-zero", func(c clients, key string) cycler {
-			s := must(redislock.NewSemaphore(redislock.GoZeroStore(c.gozero), key, semPermits,
-				redislock.WithExpiry(expiry), redislock.WithTolerance(0)))
-			return lockCycler{s.AcquireCtx, s.ReleaseCtx}
+			return cycleFunc(func(ctx context.Context) (bool, error) {
+				s := must(redislock.NewSemaphore(redislock.GoZeroStore(c.gozero), key, semPermits, redislock.WithExpiry(expiry)))
+				return lockCycle(ctx, s.AcquireCtx, s.ReleaseCtx)
+			})
 		}},
+		lockReference,
 	}},
 	{"multi-key lock (3 keys, one slot), distinct keys, 50 goroutines", []cycleContender{
 		{"floor (2 round trips)", func(c clients, key string) cycler {
@@ -57,14 +62,18 @@ var primitiveScenarios = []primitiveScenario{
 			})
 		}},
 		{"zerolock on go-redis", func(c clients, key string) cycler {
-			m := must(redislock.NewMultiLock(c.redis, multiKeys(key), redislock.WithExpiry(expiry), redislock.WithTolerance(0)))
-			return lockCycler{m.AcquireCtx, m.ReleaseCtx}
+			return cycleFunc(func(ctx context.Context) (bool, error) {
+				m := must(redislock.NewMultiLock(c.redis, multiKeys(key), redislock.WithExpiry(expiry)))
+				return lockCycle(ctx, m.AcquireCtx, m.ReleaseCtx)
+			})
 		}},
 		{"zerolock on go-zero", func(c clients, key string) cycler {
-			m := must(redislock.NewMultiLock(redislock.GoZeroStore(c.gozero), multiKeys(key),
-				redislock.WithExpiry(expiry), redislock.WithTolerance(0)))
-			return lockCycler{m.AcquireCtx, m.ReleaseCtx}
+			return cycleFunc(func(ctx context.Context) (bool, error) {
+				m := must(redislock.NewMultiLock(redislock.GoZeroStore(c.gozero), multiKeys(key), redislock.WithExpiry(expiry)))
+				return lockCycle(ctx, m.AcquireCtx, m.ReleaseCtx)
+			})
 		}},
+		lockReference,
 	}},
 	{"read-write lock, read, distinct keys, 50 goroutines", []cycleContender{
 		{"floor (2 round trips)", func(c clients, key string) cycler {
@@ -73,13 +82,18 @@ var primitiveScenarios = []primitiveScenario{
 			})
 		}},
 		{"zerolock on go-redis", func(c clients, key string) cycler {
-			l := redislock.NewRWLock(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
-			return lockCycler{l.RLockCtx, l.RUnlockCtx}
+			return cycleFunc(func(ctx context.Context) (bool, error) {
+				l := redislock.NewRWLock(c.redis, key, redislock.WithExpiry(expiry))
+				return lockCycle(ctx, l.RLockCtx, l.RUnlockCtx)
+			})
 		}},
 		{"zerolock on go-zero", func(c clients, key string) cycler {
-			l := redislock.NewRWLock(redislock.GoZeroStore(c.gozero), key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
-			return lockCycler{l.RLockCtx, l.RUnlockCtx}
+			return cycleFunc(func(ctx context.Context) (bool, error) {
+				l := redislock.NewRWLock(redislock.GoZeroStore(c.gozero), key, redislock.WithExpiry(expiry))
+				return lockCycle(ctx, l.RLockCtx, l.RUnlockCtx)
+			})
 		}},
+		lockReference,
 	}},
 	{"read-write lock, write, distinct keys, 50 goroutines", []cycleContender{
 		{"floor (2 round trips)", func(c clients, key string) cycler {
@@ -88,15 +102,31 @@ var primitiveScenarios = []primitiveScenario{
 			})
 		}},
 		{"zerolock on go-redis", func(c clients, key string) cycler {
-			l := redislock.NewRWLock(c.redis, key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
-			return lockCycler{l.LockCtx, l.UnlockCtx}
+			return cycleFunc(func(ctx context.Context) (bool, error) {
+				l := redislock.NewRWLock(c.redis, key, redislock.WithExpiry(expiry))
+				return lockCycle(ctx, l.LockCtx, l.UnlockCtx)
+			})
 		}},
 		{"zerolock on go-zero", func(c clients, key string) cycler {
-			l := redislock.NewRWLock(redislock.GoZeroStore(c.gozero), key, redislock.WithExpiry(expiry), redislock.WithTolerance(0))
-			return lockCycler{l.LockCtx, l.UnlockCtx}
+			return cycleFunc(func(ctx context.Context) (bool, error) {
+				l := redislock.NewRWLock(redislock.GoZeroStore(c.gozero), key, redislock.WithExpiry(expiry))
+				return lockCycle(ctx, l.LockCtx, l.UnlockCtx)
+			})
 		}},
+		lockReference,
 	}},
 }
+
+// lockReference is the plain lock's cycle (a new lock on go-redis with
+// the default options), beside each primitive's, so that each primitive's
+// price over the lock shows in the same run.
+var lockReference = cycleContender{"zerolock lock on go-redis (reference)", func(c clients, key string) cycler {
+	return cycleFunc(func(ctx context.Context) (bool, error) {
+		l := redislock.New(c.redis, key)
+		l.SetExpire(expirySeconds)
+		return lockCycle(ctx, l.AcquireCtx, l.ReleaseCtx)
+	})
+}}
 
 // cycleFunc is a cycler made of a function.
 type cycleFunc func(ctx context.Context) (bool, error)

@@ -246,7 +246,11 @@ func (r *report) write(dir string) error {
 		"redis-server on a loopback port, in turn (the order rotating), over %d interleaved rounds of %v.\n"+
 		"Rates are medians over the rounds; a ratio is the median of each round's ratio to the baseline\n"+
 		"measured in that same round, so the machine's drift between rounds cancels. An operation is one\n"+
-		"acquire try and, when it succeeded, the release. Redis µs/op is the server's command CPU\n"+
+		"acquire try and, when it succeeded, the release. Since issue 30 every lock and primitive row makes a\n"+
+		"new lock per operation with the default options (SetExpire(5); WithExpiry(5s) for the primitives),\n"+
+		"as the middleware makes one per request and as ../shared/peerbench measures, so building the lock\n"+
+		"is part of its cost; the floors mint nothing (the protocol alone). The observability and Valkey\n"+
+		"rows keep one lock per goroutine. Redis µs/op is the server's command CPU\n"+
 		"(INFO commandstats) per operation, summed over every command's line; the line of a script\n"+
 		"(EVAL, EVALSHA) includes the commands it calls, which also count on their own lines, so\n"+
 		"a GET or DEL run by a release script counts twice, for the floor as for the locks.\n"+

@@ -41,7 +41,7 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 	var held string
 	if rl.conn.IsGoZero() {
 		var reply any
-		reply, err = rl.conn.GoZero.EvalScript(ctx, setNXGetScript, rl.keys[:1], rl.acquireCmds(px).argv)
+		reply, err = rl.conn.GoZero.EvalScript(ctx, setNXGetScript, rl.lockKeys(), rl.acquireCmds(px).argv)
 		if err == nil {
 			switch reply := reply.(type) {
 			case int64: // 1: the key was free
@@ -135,7 +135,7 @@ func (rl *RedisLock) acquireCmds(px time.Duration) *acquireCmds {
 		return a
 	}
 	ms := any(px.Milliseconds())
-	a := &acquireCmds{px: px, s: acquireScript, keys: rl.keys}
+	a := &acquireCmds{px: px, s: acquireScript, keys: rl.lockKeys()}
 	if rl.fencing {
 		a.s, a.keys = fenceScript, rl.fenceKeys
 	}

@@ -35,6 +35,7 @@ type RedisLock struct {
 	// RedisLock in the allocator's 448-byte class (BenchmarkConstruct).
 	guard   deadline.Guard // WithDeadlineGuard
 	fencing bool           // WithFencing
+	quiet   bool           // WithoutWakeups
 	// refusedLast: this instance was refused on go-zero's store and has
 	// not acquired since, so its next fast try sends setnxget.lua rather
 	// than SET NX (see setNXPlain).
@@ -42,14 +43,19 @@ type RedisLock struct {
 	obs         *lockobs.Instruments // nil for a RedLock's node locks: the RedLock reports
 
 	// Arguments built once, so that a lock cycle does not allocate them.
-	tokenArg    any             // the token, boxed for SET
-	keys        []string        // {key}
-	fenceKeys   []string        // {key, fencing counter}
-	channel     string          // where releases are announced
-	releaseKeys []string        // {key, waiter flag}, or {key} WithoutWakeups
-	releaseArgs []any           // {token, channel}, or {token} WithoutWakeups
-	flagPX      int64           // how long a waiting acquire's flag lives, in ms
-	native      *native.Release // the store's compare-and-delete, WithoutWakeups
+	tokenArg  any             // the token, boxed for SET
+	fenceKeys []string        // {key, fencing counter}
+	channel   string          // where releases are announced
+	flagPX    int64           // how long a waiting acquire's flag lives, in ms
+	native    *native.Release // the store's compare-and-delete, WithoutWakeups
+	// keyArray is {key, waiter flag} and argArray {token, channel}, the
+	// release's keys and arguments ({key} and {token} WithoutWakeups: see
+	// lockKeys), and ownSetGet is setGet when the options share none: part
+	// of the lock's one allocation, which they keep in 448 bytes, rather
+	// than four of their own (BenchmarkConstruct).
+	keyArray  [2]string
+	argArray  [2]any
+	ownSetGet setGetSupport
 
 	fence   atomic.Int64                // fencing token of the current hold
 	acqCmds atomic.Pointer[acquireCmds] // built once per expiry
@@ -98,29 +104,50 @@ func newLock(c conn.Conn, key, token string, o options) *RedisLock {
 		acksTimeout: o.acksTimeout,
 		setGet:      o.setGet,
 		tokenArg:    token,
-		channel:     hub.Channel(key),
 		flagPX:      waiterFlagTTL(o.wait).Milliseconds(),
 	}
 	rl.holdExpiry.init(o)
-	rl.releaseArgs = []any{token, rl.channel}
+	rl.keyArray[0], rl.argArray[0] = key, rl.tokenArg
 	if o.quietRelease {
-		rl.keys = []string{key}
-		rl.releaseKeys = rl.keys
-		rl.releaseArgs = rl.releaseArgs[:1:1] // no channel: see release.lua
+		rl.quiet = true
+		rl.channel = hub.Channel(key) // for waiters: their own wake-ups
 		rl.native = native.For(&rl.conn)
 	} else {
-		// One array: the release declares the waiter flag it looks at.
-		rl.releaseKeys = []string{key, waiterFlag(key)}
-		rl.keys = rl.releaseKeys[:1:1]
+		// The release declares the waiter flag it looks at, and names the
+		// channel it announces on.
+		var flag string
+		rl.channel, flag = slot.Companions(key, hub.ChannelSuffix, waiterFlagSuffix)
+		rl.keyArray[1], rl.argArray[1] = flag, rl.channel
 	}
 	if rl.setGet == nil {
-		rl.setGet = new(setGetSupport)
+		rl.setGet = &rl.ownSetGet
 	}
 	rl.guard = rl.conn.Guard(o.deadlineGuard)
 	if o.fencing {
 		rl.fenceKeys = []string{key, slot.Companion(key, "zerolock.fence")}
 	}
 	return rl
+}
+
+// lockKeys is {key}, the keys of the scripts that touch the lock alone.
+func (rl *RedisLock) lockKeys() []string { return rl.keyArray[:1:1] }
+
+// releaseKeys is release.lua's keys: {key, waiter flag}, or {key}
+// WithoutWakeups.
+func (rl *RedisLock) releaseKeys() []string {
+	if rl.quiet {
+		return rl.keyArray[:1:1]
+	}
+	return rl.keyArray[:2:2]
+}
+
+// releaseArgs is release.lua's arguments: {token, channel}, or {token}
+// WithoutWakeups (no channel: see release.lua).
+func (rl *RedisLock) releaseArgs() []any {
+	if rl.quiet {
+		return rl.argArray[:1:1]
+	}
+	return rl.argArray[:2:2]
 }
 
 // Key returns the Redis key of the lock.

@@ -113,7 +113,7 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context, waiting bool) (bool, []b
 	if err := ctx.Err(); err != nil {
 		return false, nil, 0, rl.wrap(ctx, "acquire", err)
 	}
-	keys, args := rl.keys, []any{rl.token, px.Milliseconds(), recordPrefix}
+	keys, args := rl.lockKeys(), []any{rl.token, px.Milliseconds(), recordPrefix}
 	if waiting {
 		keys, args = rl.flaggedKeys(), append(args, rl.flagPX)
 	}
@@ -170,8 +170,8 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context, waiting bool) (bool, []b
 // flaggedKeys are the lock's key and its waiter flag, for the scripts that
 // set the flag (a waiting try) or announce to it (a record).
 func (rl *RedisLock) flaggedKeys() []string {
-	if len(rl.releaseKeys) == 2 {
-		return rl.releaseKeys // built once
+	if len(rl.releaseKeys()) == 2 {
+		return rl.releaseKeys() // built once
 	}
 	return []string{rl.key, waiterFlag(rl.key)}
 }
@@ -209,11 +209,11 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 	}
 	value := make([]byte, 0, len(recordPrefix)+len(record))
 	value = append(append(value, recordPrefix...), record...)
-	keys, args := rl.keys, []any{rl.token, value, int64(ms)}
-	if len(rl.releaseKeys) == 2 {
+	keys, args := rl.lockKeys(), []any{rl.token, value, int64(ms)}
+	if len(rl.releaseKeys()) == 2 {
 		// Releases announce themselves to waiters, and so does a record, to
 		// all of them at once.
-		keys, args = rl.releaseKeys, append(args, rl.channel, hub.WakeAllPayload)
+		keys, args = rl.releaseKeys(), append(args, rl.channel, hub.WakeAllPayload)
 	}
 	seen := rl.state.beginRelease()
 	var (

@@ -37,7 +37,7 @@ func (rl *RedisLock) RefreshCtx(ctx context.Context) (bool, error) {
 	}
 	sent := time.Now()
 	cmd, err := deadline.Within(ctx, rl.guard, func() *redis.Cmd {
-		return rl.conn.Run(ctx, renewScript, rl.keys, rl.token, px.Milliseconds())
+		return rl.conn.Run(ctx, renewScript, rl.lockKeys(), rl.token, px.Milliseconds())
 	})
 	var reply any
 	if err == nil {

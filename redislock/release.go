@@ -28,5 +28,5 @@ func (rl *RedisLock) sendRelease(ctx context.Context) *redis.Cmd {
 			rl.native.Refused(c) // nothing was deleted: the script does it
 		}
 	}
-	return rl.conn.RunOnce(ctx, releaseScript, rl.releaseKeys, rl.releaseArgs...)
+	return rl.conn.RunOnce(ctx, releaseScript, rl.releaseKeys(), rl.releaseArgs()...)
 }

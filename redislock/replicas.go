@@ -47,7 +47,7 @@ func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration, wa
 		wait    *redis.Cmd
 	)
 	_, err = pipe.Pipelined(ctx, func(p redis.Pipeliner) error {
-		src, keys := acquireSource, rl.keys
+		src, keys := acquireSource, rl.lockKeys()
 		if rl.fencing {
 			src, keys = fenceSource, rl.fenceKeys
 		}

@@ -25,8 +25,11 @@ const waiterFlagMargin = 250 * time.Millisecond
 // waiterFlag names the key's waiter flag: a key in key's hash slot, so the
 // scripts may touch it on Redis Cluster.
 func waiterFlag(key string) string {
-	return slot.Companion(key, "zerolock.waiting")
+	return slot.Companion(key, waiterFlagSuffix)
 }
+
+// waiterFlagSuffix names a key's waiter flag (slot.Companion).
+const waiterFlagSuffix = "zerolock.waiting"
 
 // waiterFlagTTL is how long a waiting try's flag lives: twice the longest
 // back-off the waiter sleeps between two tries, plus a margin. A flag that
@@ -39,10 +42,10 @@ func waiterFlagTTL(w waitOptions) time.Duration {
 // waitingKeys are the keys of a waiting acquire's script: the lock's own
 // (the key, and the fencing counter when fencing), then its waiter flag.
 func (rl *RedisLock) waitingKeys() []string {
-	if !rl.fencing && len(rl.releaseKeys) == 2 {
-		return rl.releaseKeys // {key, waiter flag}, built once
+	if !rl.fencing && len(rl.releaseKeys()) == 2 {
+		return rl.releaseKeys() // {key, waiter flag}, built once
 	}
-	keys := rl.keys
+	keys := rl.lockKeys()
 	if rl.fencing {
 		keys = rl.fenceKeys
 	}

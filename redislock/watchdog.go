@@ -161,7 +161,7 @@ func observeRelease(in *lockobs.Instruments, began time.Time, freed bool) {
 func (rl *RedisLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
 	px, err := rl.px()
 	return rl.watch(ctx, px, err, func(ctx context.Context, px time.Duration) (int64, error) {
-		return rl.conn.Run(ctx, renewScript, rl.keys, rl.token, px.Milliseconds()).Int64()
+		return rl.conn.Run(ctx, renewScript, rl.lockKeys(), rl.token, px.Milliseconds()).Int64()
 	}, opts, rl.obs)
 }
 

@@ -21,8 +21,11 @@ import (
 // channel in the key's slot, so the release script may publish to it on
 // Redis Cluster.
 func Channel(key string) string {
-	return slot.Companion(key, "zerolock.released")
+	return slot.Companion(key, ChannelSuffix)
 }
+
+// ChannelSuffix names a key's release channel (slot.Companion).
+const ChannelSuffix = "zerolock.released"
 
 // pubsubClient is what a store needs for waiters to be woken by releases:
 // go-redis's *Client and *ClusterClient have it.

@@ -47,3 +47,18 @@ func FuzzCompanionKey(f *testing.F) {
 		}
 	})
 }
+
+// TestCompanions: Companions names what Companion names, for keys of
+// every form (a hash tag, a plain key, an empty key, a '}' that would end a
+// wrapping tag early), in one allocation.
+func TestCompanions(t *testing.T) {
+	for _, key := range []string{"order:1", "{user:7}:cart", "", "a}b", "{}x", "{", "x{y}z{w}"} {
+		a, b := Companions(key, "zerolock.released", "zerolock.waiting")
+		if wa, wb := Companion(key, "zerolock.released"), Companion(key, "zerolock.waiting"); a != wa || b != wb {
+			t.Errorf("Companions(%q) = %q, %q; want %q, %q", key, a, b, wa, wb)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { Companions("order:1", "zerolock.released", "zerolock.waiting") }); n != 1 {
+		t.Errorf("Companions allocates %v times, want 1", n)
+	}
+}
