@@ -39,7 +39,7 @@ const (
 	// rateHTTPScenario: a route under a rate rule (Quota 100 per 1s, each
 	// request its own order id, so every one is admitted) against the
 	// handler a go-zero user writes today, calling go-zero's PeriodLimit
-	// on the same key.
+	// on the same key, both on go-zero's store.
 	rateHTTPScenario = "REST rate rule, 50 keep-alive clients"
 	serverClients    = 50
 )
@@ -93,10 +93,12 @@ func startHTTP(cl clients) (*httpBench, error) {
 	if err != nil {
 		return nil, err
 	}
-	rate, err := middleware.NewLockMiddlewareWithBackend(middleware.LockConf{Rules: []middleware.LockRule{{
+	// On go-zero's store, as a go-zero service wires it and as the
+	// PeriodLimit handler below runs.
+	rate, err := middleware.NewLockMiddleware(middleware.LockConf{Rules: []middleware.LockRule{{
 		Method: http.MethodPost, Path: "/rate/orders", Keys: []string{"header:X-User", "json:orderId"},
 		Mode: "rate", Quota: rateRuleQuota, Period: time.Second,
-	}}}, redislock.NewBackend(cl.redis, redislock.WithoutWakeups()))
+	}}}, cl.gozero)
 	if err != nil {
 		return nil, err
 	}

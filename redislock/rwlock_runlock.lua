@@ -12,13 +12,18 @@
 -- Returns 1 when the share was removed, else 0, or "WRONGTYPE <type>
 -- <key>" when the readers' set holds a value of another type (reported,
 -- not raised: go-zero's circuit breaker counts every error reply).
-local kind = redis.call("TYPE", KEYS[2]).ok
-if kind ~= "zset" and kind ~= "none" then
-    return "WRONGTYPE " .. kind .. " " .. KEYS[2]
-end
+-- The type is read only when it is wrong (pcall on the first command, a
+-- TYPE call fewer per release: issue 30); any other error is returned as
+-- it is.
 local time = redis.call("TIME")
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
+local dropped = redis.pcall("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
+if type(dropped) == "table" and dropped.err then
+    if string.sub(dropped.err, 1, 9) == "WRONGTYPE" then
+        return "WRONGTYPE " .. redis.call("TYPE", KEYS[2]).ok .. " " .. KEYS[2]
+    end
+    return dropped
+end
 if redis.call("ZREM", KEYS[2], ARGV[1]) == 0 then
     return 0
 end
