@@ -25,7 +25,7 @@ import (
 // locks are zerolock.RecordWaiters, and it is a zerolock.RateBackend (see
 // Rate), whose counts honour WithDeadlineGuard and no other option.
 func NewBackend(store Store, opts ...Option) zerolock.Backend {
-	b := storeBackend{conn: conn.Wrap(store), setGet: new(setGetSupport), opts: opts}
+	b := storeBackend{conn: conn.Wrap(store), setGet: new(setGetSupport), base: applyOptions(opts)}
 	o := b.options(zerolock.LockerOptions{})
 	b.refused = o.refuse(mutexRefuses, "the RedisLocks of a backend", "", nil)
 	b.rateGuard = b.conn.Guard(o.deadlineGuard)
@@ -35,7 +35,7 @@ func NewBackend(store Store, opts ...Option) zerolock.Backend {
 type storeBackend struct {
 	conn      conn.Conn // the store, probed once for all its locks
 	setGet    *setGetSupport
-	opts      []Option
+	base      options        // the backend's options, applied once
 	refused   error          // what every RedisLock of the backend refuses, or nil
 	rateGuard deadline.Guard // WithDeadlineGuard, for Rate
 }
@@ -67,13 +67,11 @@ func (b storeBackend) Check(ctx context.Context) error {
 }
 
 // options are the backend's options, then lo's expiry (with no tolerance
-// added) and name. They are set on the options directly, not appended as
-// Options, so a request's lock costs no closures.
+// added) and name. They are set on a copy of the options applied once,
+// not appended as Options, so a request's lock costs no closures and no
+// allocation.
 func (b storeBackend) options(lo zerolock.LockerOptions) options {
-	o := defaultOptions()
-	for _, opt := range b.opts {
-		opt(&o)
-	}
+	o := b.base
 	o.expiry, o.tolerance = lo.Expiry, 0
 	if lo.Name != "" {
 		o.name = lo.Name

@@ -76,11 +76,7 @@ func NewRedisLock(store *zredis.Redis, key string, opts ...Option) *RedisLock {
 // redis.NewFailoverClient returns; a ClusterClient for go-redis's failover
 // cluster mode) or go-zero's store through GoZeroStore.
 func New(store Store, key string, opts ...Option) *RedisLock {
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return newObservedLock(conn.Wrap(store), key, o)
+	return newObservedLock(conn.Wrap(store), key, applyOptions(opts))
 }
 
 // newObservedLock builds a lock that reports to its name's instruments.

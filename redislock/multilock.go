@@ -112,10 +112,7 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 		}
 		seen[k] = true
 	}
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := applyOptions(opts)
 	if err := o.refuse(multiLockRefuses, "a MultiLock", "", keys); err != nil {
 		return nil, err
 	}

@@ -131,6 +131,21 @@ func defaultOptions() options {
 	return options{tolerance: defaultTolerance, wait: defaultWaitOptions()}
 }
 
+// applyOptions is the default options with opts applied. Without opts it
+// allocates nothing: a struct that an Option is applied to moves to the
+// heap, since the Option may keep its pointer (a lock made per request
+// with no options would pay for that).
+func applyOptions(opts []Option) options {
+	if len(opts) == 0 {
+		return defaultOptions()
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
 // WithExpiry sets the initial expiry of the lock with millisecond precision,
 // for expiries that SetExpire's whole seconds cannot express. A Semaphore,
 // MultiLock or RWLock keeps it for its lifetime (only a RedisLock and a

@@ -42,10 +42,7 @@ type RedLock struct {
 // WithBackoff are refused: every acquire returns an error wrapping
 // ErrOptionNotApplicable (see Option).
 func NewRedLock(stores []Store, key string, opts ...Option) *RedLock {
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := applyOptions(opts)
 	return newRedLock(stores, key, o)
 }
 

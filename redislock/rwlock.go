@@ -124,10 +124,7 @@ const (
 // refresh of the lock returns an error wrapping ErrOptionNotApplicable
 // (see Option).
 func NewRWLock(store Store, key string, opts ...Option) *RWLock {
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := applyOptions(opts)
 	readers := slot.Companion(key, "zerolock.readers")
 	intent := slot.Companion(key, "zerolock.writer-waiting")
 	l := &RWLock{

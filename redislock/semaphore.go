@@ -99,10 +99,7 @@ var (
 // expire, and new acquires are refused until fewer holders than the new
 // number are left.
 func NewSemaphore(store Store, key string, permits int, opts ...Option) (*Semaphore, error) {
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := applyOptions(opts)
 	return newSemaphore(conn.Wrap(store), key, permits, o)
 }
 
