@@ -291,12 +291,36 @@ func (r *report) write(dir string) error {
 	if only != "" {
 		fmt.Fprintf(&b, "Only the scenarios whose name contains %q ran (-only).\n\n", only)
 	}
+	b.WriteString(keptSection(filepath.Join(dir, "BENCHMARKS.md")))
 	b.WriteString(r.machine())
 	b.WriteString("\n![ratio to the floor](benchmarks.svg)\n")
 	b.WriteString(r.table())
 	b.WriteString(r.pairTable())
 	b.WriteString(r.redisCPU())
 	return os.WriteFile(filepath.Join(dir, "BENCHMARKS.md"), []byte(b.String()), 0o644)
+}
+
+// The section of BENCHMARKS.md between these markers is written by hand
+// (../shared/peerbench's runs, issue 30) and kept when make bench rewrites
+// the rest.
+const (
+	keptBegin = "<!-- kept by make bench: begin -->"
+	keptEnd   = "<!-- kept by make bench: end -->"
+)
+
+// keptSection is the kept section of the file at path, markers included
+// and followed by a blank line, or "" when it has none.
+func keptSection(path string) string {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	text := string(old)
+	i, j := strings.Index(text, keptBegin), strings.Index(text, keptEnd)
+	if i < 0 || j < i {
+		return ""
+	}
+	return text[i:j+len(keptEnd)] + "\n\n"
 }
 
 func (r *report) machine() string {

@@ -15,9 +15,9 @@ import (
 	"github.com/zerolock/zerolock/redislock"
 )
 
-// scriptStats are a server's EVAL and EVALSHA calls and NOSCRIPT
-// replies so far (INFO commandstats and errorstats).
-type scriptStats struct{ eval, evalsha, noscript int64 }
+// scriptStats are a server's EVAL, EVALSHA and SCRIPT LOAD calls and
+// NOSCRIPT replies so far (INFO commandstats and errorstats).
+type scriptStats struct{ eval, evalsha, load, noscript int64 }
 
 func scriptStatsOf(t *testing.T, c *redis.Client) scriptStats {
 	t.Helper()
@@ -46,6 +46,8 @@ func scriptStatsOf(t *testing.T, c *redis.Client) scriptStats {
 			s.eval = n
 		case "cmdstat_evalsha":
 			s.evalsha = n
+		case "cmdstat_script|load":
+			s.load = n
 		case "errorstat_NOSCRIPT":
 			s.noscript = n
 		}
@@ -106,6 +108,11 @@ func TestGoZeroScriptCache(t *testing.T) {
 	if s.evalsha < 900 || s.eval > 100 {
 		t.Fatalf("1000 releases: %d by EVALSHA, %d by EVAL; want EVAL only until the server holds the script", s.evalsha, s.eval)
 	}
+	// Loaded by SCRIPT LOAD (Redis 7.4 evicts what EVAL alone cached),
+	// once per script: release.lua here.
+	if s.load != 1 {
+		t.Fatalf("SCRIPT LOAD sent %d times, want once", s.load)
+	}
 
 	if err := admin.ScriptFlush(context.Background()).Err(); err != nil {
 		t.Fatal(err)
@@ -149,7 +156,48 @@ func TestGoZeroClusterScriptCache(t *testing.T) {
 		}
 		evalsha += s.evalsha - before[i].evalsha
 	}
-	if evalsha < 900 {
+	// The first calls go by EVAL while SCRIPT LOAD reaches the six nodes.
+	if evalsha < 700 {
 		t.Fatalf("1000 releases over the cluster: %d by EVALSHA, want EVAL only until every node holds the script", evalsha)
+	}
+}
+
+// TestGoZeroScriptCacheRefusals: a store whose user may not send EVALSHA
+// (a proxy or an ACL that takes EVAL only) goes back to EVAL for good
+// after one refusal, every cycle succeeding; one that may not SCRIPT LOAD
+// keeps to EVAL, trying SCRIPT LOAD again only after a pause, not on every
+// call.
+func TestGoZeroScriptCacheRefusals(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		user, rule string
+		check      func(t *testing.T, s scriptStats)
+	}{
+		{"noevalsha", "-evalsha", func(t *testing.T, s scriptStats) {
+			// At most one refused EVALSHA per call in flight.
+			if s.evalsha > 50 || s.eval < 950 {
+				t.Errorf("EVALSHA refused: %d EVALSHA, %d EVAL; want at most one EVALSHA per goroutine, then EVAL", s.evalsha, s.eval)
+			}
+		}},
+		{"noload", "-script|load", func(t *testing.T, s scriptStats) {
+			if s.load > 1 || s.evalsha != 0 || s.eval < 1000 {
+				t.Errorf("SCRIPT LOAD refused: %d SCRIPT LOAD, %d EVALSHA, %d EVAL; want one SCRIPT LOAD, then EVAL", s.load, s.evalsha, s.eval)
+			}
+		}},
+	} {
+		t.Run(tc.user, func(t *testing.T) {
+			if err := admin.Do(ctx, "ACL", "SETUSER", tc.user, "on", ">pw", "~*", "&*", "+@all", tc.rule).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.ConfigResetStat(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			store := zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, User: tc.user, Pass: "pw",
+				NonBlock: true, DisableIdentity: true})
+			cycleConcurrently(t, store, "scriptcache:"+tc.user)
+			tc.check(t, scriptStatsOf(t, admin))
+		})
 	}
 }

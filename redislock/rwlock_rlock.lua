@@ -25,7 +25,8 @@
 -- fewer per read lock: issue 30); any other error is returned as it is.
 -- The lock key and the fencing counter are read before any write; the
 -- readers' set's first command is the purge of expired shares, which
--- fails before writing; the intent key is looked at only when it exists.
+-- fails before writing; the intent key's type is read only when the
+-- script reaches it (no share held, no writer) and it exists.
 local function wrongtype(key, reply)
     if type(reply) == "table" and reply.err then
         if string.sub(reply.err, 1, 9) == "WRONGTYPE" then

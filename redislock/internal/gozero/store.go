@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,16 +52,18 @@ var adapters sync.Map // *zredis.Redis -> *Store
 // do for go-zero's own PeriodLimit on a fresh server. The adapter therefore
 // runs a script (EvalScript) by EVAL of its code, without its comments,
 // which cannot get NOSCRIPT, until an EVAL of it has succeeded on this
-// store, which leaves the code in the server's script cache; then by
+// store and the code was then loaded with SCRIPT LOAD (which go-redis
+// sends to every node of a cluster store, and whose scripts Redis 7.4
+// never evicts, where it evicts those EVAL added past 500); then by
 // EVALSHA of the code's digest, which spares the server reading and
-// hashing the code on every call. On a cluster store, whose EVAL caches
-// the code on one node only, the code is then loaded on every node (SCRIPT
-// LOAD, which go-redis sends to each shard) before EVALSHA is used. A
-// NOSCRIPT (the cache was emptied since) is answered by EVAL at once, and
-// the store's calls of that script go back to EVAL until one succeeds: go-
-// zero's breaker counts one failure per call in flight at that moment,
-// among the successes before it, which do not let so few open it. EvalSha
-// (a caller's own script) is answered with EVAL.
+// hashing the code on every call. A NOSCRIPT (the cache was emptied
+// since) is answered by EVAL at once, and the store's calls of that
+// script go back to EVAL until it is loaded again: go-zero's breaker
+// counts one failure per call in flight at that moment, among the
+// successes before it, which do not let so few open it. A store that
+// refuses EVALSHA itself (a proxy, an ACL) goes back to EVAL for good. A
+// failed SCRIPT LOAD is tried again after reloadAfter. EvalSha (a
+// caller's own script) is answered with EVAL.
 //
 // A lock on this store acquires with SET NX PX, the cheapest acquire for
 // the server, whose success reply is a status. go-zero's client resends a
@@ -86,11 +89,16 @@ type Store struct {
 	// is known and was reported; Ready has nothing left to do.
 	settled atomic.Bool
 	// cached, by script.Index: the store's server (every node of a cluster
-	// store) holds the script's code, so EvalScript sends EVALSHA.
+	// store) holds the script's code, loaded by SCRIPT LOAD, so
+	// EvalScript sends EVALSHA.
 	cached [script.Max]atomic.Bool
-	// loading, by script.Index: a call is loading the script on a cluster
-	// store's nodes.
+	// loading, by script.Index: a call is loading the script.
 	loading [script.Max]atomic.Bool
+	// reloadAt, by script.Index: when a failed SCRIPT LOAD may be tried
+	// again, in Unix ns.
+	reloadAt [script.Max]atomic.Int64
+	// noEvalSha: the store refused EVALSHA itself; it sends EVAL only.
+	noEvalSha atomic.Bool
 }
 
 // SetArgs sends the options a lock uses (NX or XX, PX, GET); it answers
@@ -152,37 +160,69 @@ func (s *Store) PTTL(ctx context.Context, key string) *redis.DurationCmd {
 // holds the code, else by EVAL of its code (see Store), and answers as
 // go-zero does, without a command of its own.
 func (s *Store) EvalScript(ctx context.Context, sc *script.Script, keys []string, args []any) (any, error) {
-	if s.cached[sc.Index].Load() {
+	if s.cached[sc.Index].Load() && !s.noEvalSha.Load() {
 		v, err := s.Do(ctx, sc.EvalShaArgs(keys, args...))
-		if !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		switch {
+		case redis.HasErrorPrefix(err, "NOSCRIPT"):
+			// The server's script cache was emptied (a restart, a failover,
+			// SCRIPT FLUSH): this EVALSHA ran nothing, so EVAL now. (A
+			// resend by go-zero's client after a lost reply may have run
+			// it before a failover, as any resend may.)
+			s.cached[sc.Index].Store(false)
+		case refusesEvalSha(err):
+			// A proxy or an ACL that takes EVAL but not EVALSHA: this
+			// store sends EVAL from now on, as before issue 30.
+			s.noEvalSha.Store(true)
+		default:
 			return v, err
 		}
-		// The server's script cache was emptied (a restart, a failover,
-		// SCRIPT FLUSH): nothing ran, so EVAL now.
-		s.cached[sc.Index].Store(false)
 	}
 	v, err := s.Do(ctx, sc.EvalArgs(keys, args...))
 	if err == nil || errors.Is(err, redis.Nil) {
-		s.noteCached(ctx, sc)
+		s.load(ctx, sc)
 	}
 	return v, err
 }
 
-// noteCached records that an EVAL of sc succeeded: on a node store its
-// server now holds the code; a cluster store's other nodes are sent it
-// first, by one call at a time.
-func (s *Store) noteCached(ctx context.Context, sc *script.Script) {
-	if !s.Clustered() {
-		s.cached[sc.Index].Store(true)
-		return
-	}
-	if !s.loading[sc.Index].CompareAndSwap(false, true) {
+// reloadAfter is how long a store waits before it loads a script again
+// after a SCRIPT LOAD that failed (a node that cannot be reached, an ACL
+// without SCRIPT), its calls going by EVAL meanwhile.
+const reloadAfter = 10 * time.Second
+
+// load follows an EVAL of sc that succeeded: the code is sent with SCRIPT
+// LOAD, by one call at a time, and EVALSHA is used once it succeeded. An
+// EVAL alone would do on a node, but Redis 7.4 evicts scripts that EVAL
+// added once it holds 500 of them, and never those that SCRIPT LOAD did;
+// on a cluster store go-redis sends SCRIPT LOAD to every node, where an
+// EVAL reached one. After a failure the next try waits reloadAfter.
+func (s *Store) load(ctx context.Context, sc *script.Script) {
+	if s.noEvalSha.Load() || s.cached[sc.Index].Load() || !s.loading[sc.Index].CompareAndSwap(false, true) {
 		return
 	}
 	defer s.loading[sc.Index].Store(false)
+	// Checked while loading: a call that loaded or failed just before has
+	// said so by now.
+	if s.cached[sc.Index].Load() || time.Now().UnixNano() < s.reloadAt[sc.Index].Load() {
+		return
+	}
 	if sha, err := s.R.ScriptLoadCtx(ctx, sc.Code); err == nil && sha == sc.CodeSHA {
 		s.cached[sc.Index].Store(true)
+		return
 	}
+	s.reloadAt[sc.Index].Store(time.Now().Add(reloadAfter).UnixNano())
+}
+
+// refusesEvalSha reports an error reply that refuses the EVALSHA command
+// itself (an unknown command to a proxy, NOPERM from an ACL): it ran
+// nothing.
+func refusesEvalSha(err error) bool {
+	var reply redis.Error
+	if err == nil || !errors.As(err, &reply) {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "'evalsha'") &&
+		(strings.HasPrefix(msg, "noperm") || strings.Contains(msg, "unknown command"))
 }
 
 // Do sends a command whose arguments the caller built, through go-zero's

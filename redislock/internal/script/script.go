@@ -18,6 +18,9 @@ import (
 // made by New is in it.
 var bySHA = map[string]*Script{}
 
+// made counts the scripts New made: the next one's Index.
+var made int
+
 // Max bounds how many scripts New makes, so that a store can keep one
 // flag per script in an array (internal/gozero).
 const Max = 64
@@ -42,11 +45,12 @@ type Script struct {
 // New makes a script and registers it for Lookup. It is called only when
 // redislock's variables are initialized.
 func New(src string) *Script {
-	if len(bySHA) >= Max {
+	if made >= Max {
 		panic("script: more than script.Max scripts")
 	}
 	sum := sha1.Sum([]byte(src))
-	s := &Script{Src: src, SHA: hex.EncodeToString(sum[:]), Code: LuaCode(src), Index: len(bySHA)}
+	s := &Script{Src: src, SHA: hex.EncodeToString(sum[:]), Code: LuaCode(src), Index: made}
+	made++
 	codeSum := sha1.Sum([]byte(s.Code))
 	s.CodeSHA = hex.EncodeToString(codeSum[:])
 	s.codeArg, s.codeSHAArg = s.Code, s.CodeSHA
