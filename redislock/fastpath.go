@@ -48,6 +48,7 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 				return true, false, false, nil
 			case string:
 				held = reply
+				rl.conn.GoZero.NoteRefused(rl.key)
 			default:
 				return false, false, false, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
 			}
@@ -61,6 +62,9 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 	if err != nil {
 		if isSyntaxError(err) {
 			rl.setGet.refused.Store(true)
+			if rl.conn.IsGoZero() {
+				rl.conn.GoZero.NoteNoSetGet()
+			}
 			return false, false, true, nil
 		}
 		return false, false, false, err
@@ -80,7 +84,10 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 // answers with the holder in one round trip, until one of its acquires
 // succeeds: under contention the first refusal after a success costs two
 // round trips and later ones one, as before; without it an acquire costs
-// the server one SET.
+// the server one SET. A refusal also steers the store's new locks of the
+// key to setnxget.lua for a second (gozero.Store.RecentlyRefused): a lock
+// made per request, as the middleware's, would otherwise pay two round
+// trips for every refusal.
 func (rl *RedisLock) setNXPlain(ctx context.Context, px time.Duration) (ok, refused bool, err error) {
 	reply, err := rl.conn.Do(ctx, rl.acquireCmds(px).setNX)
 	switch {
@@ -91,6 +98,7 @@ func (rl *RedisLock) setNXPlain(ctx context.Context, px time.Duration) (ok, refu
 		return true, false, nil
 	case errors.Is(err, redis.Nil):
 		rl.refusedLast.Store(true)
+		rl.conn.GoZero.NoteRefused(rl.key)
 		return false, true, nil
 	default:
 		return false, false, err

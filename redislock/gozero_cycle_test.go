@@ -7,12 +7,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock/redislock/internal/gozero"
 )
 
 // TestGoZeroCycleCommands: on go-zero's store a fresh acquire is one
@@ -36,6 +38,7 @@ func TestGoZeroCycleCommands(t *testing.T) {
 	contender.SetExpire(5)
 	mustAcquire(t, lock, true) // the connection's handshake
 	mustRelease(t, lock, true)
+	waitLoads(t, store) // release.lua's
 	for _, step := range []struct {
 		name string
 		call func(t *testing.T)
@@ -50,12 +53,66 @@ func TestGoZeroCycleCommands(t *testing.T) {
 		{"a release", func(t *testing.T) { mustRelease(t, lock, true) }, []string{"evalsha"}},
 		{"an acquire after refusals", func(t *testing.T) { mustAcquire(t, contender, true) }, []string{"evalsha"}},
 		{"a release by the contender", func(t *testing.T) { mustRelease(t, contender, true) }, []string{"evalsha"}},
-		{"the contender's next fresh acquire", func(t *testing.T) { mustAcquire(t, contender, true) }, []string{"set"}},
+		// A new lock of a key refused within the last second asks
+		// setnxget.lua first (one round trip when refused too)...
+		{"a new lock's cycle after refusals", func(t *testing.T) {
+			l := redislock.NewRedisLock(store, key)
+			l.SetExpire(5)
+			mustAcquire(t, l, true)
+			mustRelease(t, l, true)
+		}, []string{"evalsha", "evalsha"}},
+		// ...and once the store has forgotten them, a plain SET NX.
+		{"the contender's next fresh acquire, refusals forgotten", func(t *testing.T) {
+			defer gozero.SetRefusalMemory(0)()
+			mustAcquire(t, contender, true)
+		}, []string{"set"}},
 	} {
 		sent.reset()
 		step.call(t)
+		waitLoads(t, store)
 		if got := sent.names(); !slices.Equal(got, step.want) {
 			t.Fatalf("%s sent %v; want %v", step.name, got, step.want)
+		}
+	}
+}
+
+// TestGoZeroFreshLocksRefusedInOneRoundTrip: on go-zero's store, once a
+// lock of a key was refused, new locks of it (a middleware makes one per
+// request) are refused in one round trip (setnxget.lua names the holder)
+// rather than a SET NX and acquire.lua after it.
+func TestGoZeroFreshLocksRefusedInOneRoundTrip(t *testing.T) {
+	srv := redistest.Start(t)
+	sent := &commandLog{}
+	store := zredis.New(srv.Addr(), zredis.WithIdentity(), zredis.WithHook(sent))
+	key := "zerolock-test:" + t.Name()
+	holder := redislock.NewRedisLock(store, key)
+	holder.SetExpire(5)
+	mustAcquire(t, holder, true)
+	fresh := func() *redislock.RedisLock {
+		l := redislock.NewRedisLock(store, key)
+		l.SetExpire(5)
+		return l
+	}
+	mustAcquire(t, fresh(), false) // the first refusal: SET NX, then acquire.lua
+	mustAcquire(t, fresh(), false) // setnxget.lua's first run: EVAL, SCRIPT LOAD
+	waitLoads(t, store)
+	for i := range 5 {
+		sent.reset()
+		mustAcquire(t, fresh(), false)
+		if got := sent.names(); !slices.Equal(got, []string{"evalsha"}) {
+			t.Fatalf("refused new lock %d sent %v; want one EVALSHA", i, got)
+		}
+	}
+}
+
+// waitLoads waits until store's adapter has no SCRIPT LOAD in flight (it
+// loads a script in the background after its first EVAL).
+func waitLoads(t *testing.T, store *zredis.Redis) {
+	t.Helper()
+	adapter := redislock.GoZeroStore(store).(*gozero.Store)
+	for deadline := time.Now().Add(5 * time.Second); adapter.Loading(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a SCRIPT LOAD still in flight after 5s")
 		}
 	}
 }
@@ -185,9 +242,10 @@ func TestGoZeroCycleAllocatesNoMoreThanGoZero(t *testing.T) {
 
 // TestGoZeroBefore7: a server that refuses SET with both NX and GET (Redis
 // before 7.0: "ERR syntax error", raised from setnxget.lua) gets acquire.lua
-// instead, and a lock stops sending setnxget.lua after the first refusal.
-// Only the rival, refused by the held key, sends setnxget.lua at all: the
-// holder's fresh acquires are plain SET NX PX, which every server accepts.
+// instead, and the store's locks stop sending setnxget.lua after the first
+// refusal (go-zero's breaker counts each): the rival, refused by the held
+// key, steers the holder's next acquire to it, which is refused once; then
+// both go by plain SET NX PX or acquire.lua.
 func TestGoZeroBefore7(t *testing.T) {
 	srv := redistest.Start(t)
 	src, err := os.ReadFile("setnxget.lua")
@@ -207,7 +265,7 @@ func TestGoZeroBefore7(t *testing.T) {
 		mustRelease(t, lock, true)
 	}
 	if n := refuse.refused.Load(); n != 1 {
-		t.Fatalf("setnxget.lua refused %d times, want once (the rival's)", n)
+		t.Fatalf("setnxget.lua refused %d times, want once for the store", n)
 	}
 	// Once the rival acquires (by the script, on this server), its next
 	// fresh acquire is a plain SET NX PX again: no script.

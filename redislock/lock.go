@@ -260,7 +260,7 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, wait
 		r.ok, r.err = rl.acquireReplicated(ctx, px, waiting)
 	case script || rl.fencing:
 		r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, waiting)
-	case rl.conn.IsGoZero() && !rl.refusedLast.Load():
+	case rl.conn.IsGoZero() && !rl.refusedLast.Load() && !rl.conn.GoZero.RecentlyRefused(rl.key):
 		// Before setGet.refused: SET NX PX without GET works on every server.
 		var refused bool
 		r.ok, refused, r.err = rl.setNXPlain(ctx, px)
@@ -269,7 +269,7 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, wait
 			// acquire on this instance): the script tells them apart.
 			r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, false)
 		}
-	case rl.setGet.refused.Load():
+	case rl.setGet.refused.Load() || rl.conn.IsGoZero() && rl.conn.GoZero.NoSetGet():
 		r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, waiting)
 	case rl.conn.Proc != nil:
 		r.ok, r.err = rl.setNXOnce(ctx, px)

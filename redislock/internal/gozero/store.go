@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,7 +100,67 @@ type Store struct {
 	reloadAt [script.Max]atomic.Int64
 	// noEvalSha: the store refused EVALSHA itself; it sends EVAL only.
 	noEvalSha atomic.Bool
+	// refusedAt: when a lock of a key in each bucket (refusalBucket) was
+	// last refused on the store, in Unix ns.
+	refusedAt [refusalBuckets]atomic.Int64
+	// noSetGet: the store's server refused SET with NX and GET (Redis
+	// before 7.0), so new locks are not steered to setnxget.lua.
+	noSetGet atomic.Bool
 }
+
+// refusalBuckets spread the memory of refusals over keys, so that a
+// contended key steers its own new locks, and seldom another's.
+const refusalBuckets = 64
+
+var refusalSeed = maphash.MakeSeed()
+
+// refusalBucket is key's bucket.
+func refusalBucket(key string) int {
+	return int(maphash.String(refusalSeed, key) % refusalBuckets)
+}
+
+// refusalMemory is how long, in ns, a refusal of a key makes the store's
+// new locks of it acquire first with a script that names the holder
+// (setnxget.lua), rather than a plain SET NX whose refusal needs a second
+// round trip (see RecentlyRefused): a second, or what a test set.
+var refusalMemory atomic.Int64
+
+func init() { refusalMemory.Store(int64(time.Second)) }
+
+// SetRefusalMemory sets how long a refusal is remembered, for a test, and
+// returns the function that restores it.
+func SetRefusalMemory(d time.Duration) (restore func()) {
+	old := refusalMemory.Swap(int64(d))
+	return func() { refusalMemory.Store(old) }
+}
+
+// NoteRefused records that a lock of key was just refused on the store.
+func (s *Store) NoteRefused(key string) {
+	s.refusedAt[refusalBucket(key)].Store(time.Now().UnixNano())
+}
+
+// RecentlyRefused reports whether a lock of key (or of a key in its
+// bucket) was refused on the store within the last second, on a server
+// that takes SET NX GET: the key is contended, and a new lock's plain SET
+// NX would likely be refused too and need acquire.lua after it (two round
+// trips where setnxget.lua takes one). A middleware makes a new lock per
+// request, so a lock's own memory of its refusals never helps it.
+func (s *Store) RecentlyRefused(key string) bool {
+	if s.noSetGet.Load() {
+		return false
+	}
+	at := s.refusedAt[refusalBucket(key)].Load()
+	return at != 0 && time.Now().UnixNano()-at < refusalMemory.Load()
+}
+
+// NoteNoSetGet records that the store's server refused SET NX GET: its
+// locks are not steered to setnxget.lua again, whose every refusal
+// go-zero's breaker would count.
+func (s *Store) NoteNoSetGet() { s.noSetGet.Store(true) }
+
+// NoSetGet reports whether the store's server refused SET NX GET: every
+// lock on the store then runs acquire.lua instead of setnxget.lua.
+func (s *Store) NoSetGet() bool { return s.noSetGet.Load() }
 
 // SetArgs sends the options a lock uses (NX or XX, PX, GET); it answers
 // like go-redis: the old value with GET, redis.Nil when nothing was set or
@@ -178,10 +239,43 @@ func (s *Store) EvalScript(ctx context.Context, sc *script.Script, keys []string
 		}
 	}
 	v, err := s.Do(ctx, sc.EvalArgs(keys, args...))
-	if err == nil || errors.Is(err, redis.Nil) {
+	if (err == nil || errors.Is(err, redis.Nil)) && s.shouldLoad(sc) {
+		// In this call, once per script and store: one more round trip,
+		// never more than loadTimeout (a dial, a node of a cluster that
+		// cannot be reached), and its failure is not the caller's.
 		s.load(ctx, sc)
 	}
 	return v, err
+}
+
+// Loading reports whether a SCRIPT LOAD is in flight, for the tests that
+// count commands.
+func (s *Store) Loading() bool {
+	for i := range s.loading {
+		if s.loading[i].Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// loadTimeout bounds a SCRIPT LOAD: the call that sends it has its answer
+// already.
+const loadTimeout = 250 * time.Millisecond
+
+// shouldLoad reports whether sc should be loaded now, and if so claims
+// the load: one at a time, none while the last failure is recent.
+func (s *Store) shouldLoad(sc *script.Script) bool {
+	if s.noEvalSha.Load() || s.cached[sc.Index].Load() || !s.loading[sc.Index].CompareAndSwap(false, true) {
+		return false
+	}
+	// Checked while claimed: a load that succeeded or failed just before
+	// has said so by now.
+	if s.cached[sc.Index].Load() || time.Now().UnixNano() < s.reloadAt[sc.Index].Load() {
+		s.loading[sc.Index].Store(false)
+		return false
+	}
+	return true
 }
 
 // reloadAfter is how long a store waits before it loads a script again
@@ -189,22 +283,17 @@ func (s *Store) EvalScript(ctx context.Context, sc *script.Script, keys []string
 // without SCRIPT), its calls going by EVAL meanwhile.
 const reloadAfter = 10 * time.Second
 
-// load follows an EVAL of sc that succeeded: the code is sent with SCRIPT
-// LOAD, by one call at a time, and EVALSHA is used once it succeeded. An
-// EVAL alone would do on a node, but Redis 7.4 evicts scripts that EVAL
-// added once it holds 500 of them, and never those that SCRIPT LOAD did;
-// on a cluster store go-redis sends SCRIPT LOAD to every node, where an
-// EVAL reached one. After a failure the next try waits reloadAfter.
+// load follows an EVAL of sc that succeeded, its claim taken by
+// shouldLoad: the code is sent with SCRIPT LOAD, and EVALSHA is used once
+// it succeeded. An EVAL alone would do on a node, but Redis 7.4 evicts
+// scripts that EVAL added once it holds 500 of them, and never those that
+// SCRIPT LOAD did; on a cluster store go-redis sends SCRIPT LOAD to every
+// node, where an EVAL reached one. After a failure the next try waits
+// reloadAfter.
 func (s *Store) load(ctx context.Context, sc *script.Script) {
-	if s.noEvalSha.Load() || s.cached[sc.Index].Load() || !s.loading[sc.Index].CompareAndSwap(false, true) {
-		return
-	}
 	defer s.loading[sc.Index].Store(false)
-	// Checked while loading: a call that loaded or failed just before has
-	// said so by now.
-	if s.cached[sc.Index].Load() || time.Now().UnixNano() < s.reloadAt[sc.Index].Load() {
-		return
-	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
+	defer cancel()
 	if sha, err := s.R.ScriptLoadCtx(ctx, sc.Code); err == nil && sha == sc.CodeSHA {
 		s.cached[sc.Index].Store(true)
 		return
