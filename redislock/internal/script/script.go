@@ -94,19 +94,19 @@ func LuaCode(src string) string {
 // arguments of one command: one allocation beyond boxing the keys (numkeys
 // is a small int, which boxes without one).
 func (s *Script) EvalArgs(keys []string, args ...any) []any {
-	cmd := make([]any, 0, 3+len(keys)+len(args))
-	cmd = append(cmd, "eval", s.codeArg, len(keys))
-	for _, k := range keys {
-		cmd = append(cmd, k)
-	}
-	return append(cmd, args...)
+	return command("eval", s.codeArg, keys, args)
 }
 
 // EvalShaArgs is EvalArgs by Code's digest: EVALSHA, which the server
 // answers NOSCRIPT when it does not hold the code.
 func (s *Script) EvalShaArgs(keys []string, args ...any) []any {
+	return command("evalsha", s.codeSHAArg, keys, args)
+}
+
+// command is name script numkeys keys... args..., in one allocation.
+func command(name string, script any, keys []string, args []any) []any {
 	cmd := make([]any, 0, 3+len(keys)+len(args))
-	cmd = append(cmd, "evalsha", s.codeSHAArg, len(keys))
+	cmd = append(cmd, name, script, len(keys))
 	for _, k := range keys {
 		cmd = append(cmd, k)
 	}
