@@ -296,23 +296,12 @@ Rules:
 // What limit mode cannot do is refused at start-up with an error that
 // says why.
 func TestLimitConfigRefused(t *testing.T) {
-	client := redistest.Start(t).Client(t)
-	redlock := redislock.NewRedLockBackend([]redislock.Store{client, client, client}) // never used: refused first
 	limit := func(r interceptor.LockRule, change ...func(*interceptor.LockConf)) interceptor.LockConf {
 		r.Method, r.Keys = payMethod, []string{"metadata:x-user-id"}
-		c := interceptor.LockConf{Rules: []interceptor.LockRule{r}}
-		for _, f := range change {
-			f(&c)
-		}
-		return c
+		return oneRule(r, change...)
 	}
 	limitMode := interceptor.LockRule{Mode: interceptor.ModeLimit, Permits: 2}
-	for _, tc := range []struct {
-		name    string
-		c       interceptor.LockConf
-		redlock bool
-		why     string // "" when accepted
-	}{
+	checkConfigCases(t, []configCase{
 		{"permits", limit(limitMode), false, ""},
 		{"default permits", limit(interceptor.LockRule{Mode: interceptor.ModeLimit}, func(c *interceptor.LockConf) { c.Permits = 2 }), false, ""},
 		{"renew", limit(limitMode, func(c *interceptor.LockConf) { c.Renew = true }), false, ""},
@@ -323,22 +312,7 @@ func TestLimitConfigRefused(t *testing.T) {
 		{"fence", limit(limitMode, func(c *interceptor.LockConf) { c.Fence = true }), false, "Fence cannot be used in limit mode"},
 		{"replay settings", limit(interceptor.LockRule{Mode: interceptor.ModeLimit, Permits: 2, Retain: time.Hour}), false, "replay mode"},
 		{"redlock", limit(limitMode), true, "use a Redis store backend"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			if tc.redlock {
-				_, err = interceptor.UnaryServerInterceptorWithBackend(tc.c, redlock)
-			} else {
-				_, err = interceptor.UnaryServerInterceptorWithBackend(tc.c, redislock.NewBackend(client, redislock.WithoutWakeups()))
-			}
-			switch {
-			case tc.why == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.why != "" && (!errors.Is(err, interceptor.ErrBadConfig) || !strings.Contains(err.Error(), tc.why)):
-				t.Fatalf("got %v, want ErrBadConfig saying %q", err, tc.why)
-			}
-		})
-	}
+	})
 }
 
 // serveZrpc runs a zrpc server on 127.0.0.1 with lock and extra after

@@ -2,7 +2,6 @@ package interceptor_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -232,15 +231,9 @@ Rules:
 // What rate mode cannot do is refused at start-up with an error that
 // names the fix.
 func TestRateConfigRefused(t *testing.T) {
-	client := redistest.Start(t).Client(t)
-	redlock := redislock.NewRedLockBackend([]redislock.Store{client, client, client}) // never used: refused first
 	rate := func(r interceptor.LockRule, change ...func(*interceptor.LockConf)) interceptor.LockConf {
 		r.Method, r.Keys = payMethod, []string{"metadata:x-user-id"}
-		c := interceptor.LockConf{Rules: []interceptor.LockRule{r}}
-		for _, f := range change {
-			f(&c)
-		}
-		return c
+		return oneRule(r, change...)
 	}
 	rateMode := interceptor.LockRule{Mode: interceptor.ModeRate, Quota: 5, Period: time.Minute}
 	withRate := func(change func(*interceptor.LockRule)) interceptor.LockRule {
@@ -248,12 +241,7 @@ func TestRateConfigRefused(t *testing.T) {
 		change(&r)
 		return r
 	}
-	for _, tc := range []struct {
-		name    string
-		c       interceptor.LockConf
-		redlock bool
-		why     string // "" when accepted
-	}{
+	checkConfigCases(t, []configCase{
 		{"rate", rate(rateMode), false, ""},
 		{"default rate", rate(interceptor.LockRule{Mode: interceptor.ModeRate}, func(c *interceptor.LockConf) {
 			c.Quota, c.Period = 5, time.Minute
@@ -271,20 +259,5 @@ func TestRateConfigRefused(t *testing.T) {
 		{"replay settings", rate(withRate(func(r *interceptor.LockRule) { r.Retain = time.Hour })), false, "replay mode only"},
 		{"fence", rate(rateMode, func(c *interceptor.LockConf) { c.Fence = true }), false, "Fence cannot be used in rate mode"},
 		{"redlock", rate(rateMode), true, "rate mode needs a lock backend that counts requests against a rate"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			if tc.redlock {
-				_, err = interceptor.UnaryServerInterceptorWithBackend(tc.c, redlock)
-			} else {
-				_, err = interceptor.UnaryServerInterceptorWithBackend(tc.c, redislock.NewBackend(client, redislock.WithoutWakeups()))
-			}
-			switch {
-			case tc.why == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.why != "" && (!errors.Is(err, interceptor.ErrBadConfig) || !strings.Contains(err.Error(), tc.why)):
-				t.Fatalf("got %v, want ErrBadConfig saying %q", err, tc.why)
-			}
-		})
-	}
+	})
 }

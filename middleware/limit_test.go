@@ -298,50 +298,24 @@ Rules:
 // What limit mode cannot do is refused at start-up, by the constructor and
 // by ForRule, with an error that says why.
 func TestLimitConfigRefused(t *testing.T) {
-	client := redistest.Start(t).Client(t)
-	redlock := redislock.NewRedLockBackend([]redislock.Store{client, client, client}) // never used: refused first
 	limit := func(r middleware.LockRule, change ...func(*middleware.LockConf)) middleware.LockConf {
 		r.Method, r.Path, r.Keys = http.MethodGet, "/exports", []string{"header:X-User-Id"}
-		c := middleware.LockConf{Rules: []middleware.LockRule{r}}
-		for _, f := range change {
-			f(&c)
-		}
-		return c
+		return oneRule(r, change...)
 	}
 	limitMode := middleware.LockRule{Mode: middleware.ModeLimit, Permits: 2}
-	for _, tc := range []struct {
-		name    string
-		c       middleware.LockConf
-		backend redislock.Store // nil: Redlock
-		why     string          // "" when accepted
-	}{
-		{"permits", limit(limitMode), client, ""},
-		{"default permits", limit(middleware.LockRule{Mode: middleware.ModeLimit}, func(c *middleware.LockConf) { c.Permits = 2 }), client, ""},
-		{"limit mode by default", limit(middleware.LockRule{Permits: 2}, func(c *middleware.LockConf) { c.Mode = middleware.ModeLimit }), client, ""},
-		{"renew", limit(limitMode, func(c *middleware.LockConf) { c.Renew = true }), client, ""},
-		{"no permits", limit(middleware.LockRule{Mode: middleware.ModeLimit}), client, "limit mode needs Permits of at least 1"},
-		{"negative permits", limit(middleware.LockRule{Mode: middleware.ModeLimit, Permits: -1}), client, "Permits -1"},
-		{"permits in inflight mode", limit(middleware.LockRule{Permits: 2}), client, "Permits is for limit mode only"},
-		{"permits in window mode", limit(middleware.LockRule{Mode: middleware.ModeWindow, Permits: 2}), client, "Permits is for limit mode only"},
-		{"fence", limit(limitMode, func(c *middleware.LockConf) { c.Fence = true }), client, "Fence cannot be used in limit mode"},
-		{"replay settings", limit(middleware.LockRule{Mode: middleware.ModeLimit, Permits: 2, Retain: time.Hour}), client, "replay mode only"},
-		{"redlock", limit(limitMode), nil, "use a Redis store backend"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			if tc.backend == nil {
-				_, err = middleware.NewLockMiddlewareWithBackend(tc.c, redlock)
-			} else {
-				_, err = middleware.NewLockMiddlewareWithBackend(tc.c, redislock.NewBackend(tc.backend, redislock.WithoutWakeups()))
-			}
-			switch {
-			case tc.why == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.why != "" && (!errors.Is(err, middleware.ErrBadConfig) || !strings.Contains(err.Error(), tc.why)):
-				t.Fatalf("got %v, want ErrBadConfig saying %q", err, tc.why)
-			}
-		})
-	}
+	redlock := checkConfigCases(t, []configCase{
+		{"permits", limit(limitMode), false, ""},
+		{"default permits", limit(middleware.LockRule{Mode: middleware.ModeLimit}, func(c *middleware.LockConf) { c.Permits = 2 }), false, ""},
+		{"limit mode by default", limit(middleware.LockRule{Permits: 2}, func(c *middleware.LockConf) { c.Mode = middleware.ModeLimit }), false, ""},
+		{"renew", limit(limitMode, func(c *middleware.LockConf) { c.Renew = true }), false, ""},
+		{"no permits", limit(middleware.LockRule{Mode: middleware.ModeLimit}), false, "limit mode needs Permits of at least 1"},
+		{"negative permits", limit(middleware.LockRule{Mode: middleware.ModeLimit, Permits: -1}), false, "Permits -1"},
+		{"permits in inflight mode", limit(middleware.LockRule{Permits: 2}), false, "Permits is for limit mode only"},
+		{"permits in window mode", limit(middleware.LockRule{Mode: middleware.ModeWindow, Permits: 2}), false, "Permits is for limit mode only"},
+		{"fence", limit(limitMode, func(c *middleware.LockConf) { c.Fence = true }), false, "Fence cannot be used in limit mode"},
+		{"replay settings", limit(middleware.LockRule{Mode: middleware.ModeLimit, Permits: 2, Retain: time.Hour}), false, "replay mode only"},
+		{"redlock", limit(limitMode), true, "use a Redis store backend"},
+	})
 
 	m, err := middleware.NewLockMiddlewareWithBackend(middleware.LockConf{}, redlock)
 	if err != nil {

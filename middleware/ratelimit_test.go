@@ -276,15 +276,9 @@ Rules:
 // What rate mode cannot do is refused at start-up, by the constructor and
 // by ForRule, with an error that names the fix.
 func TestRateConfigRefused(t *testing.T) {
-	client := redistest.Start(t).Client(t)
-	redlock := redislock.NewRedLockBackend([]redislock.Store{client, client, client}) // never used: refused first
 	rate := func(r middleware.LockRule, change ...func(*middleware.LockConf)) middleware.LockConf {
 		r.Method, r.Path, r.Keys = http.MethodPost, "/login", []string{"ip"}
-		c := middleware.LockConf{Rules: []middleware.LockRule{r}}
-		for _, f := range change {
-			f(&c)
-		}
-		return c
+		return oneRule(r, change...)
 	}
 	rateMode := middleware.LockRule{Mode: middleware.ModeRate, Quota: 5, Period: time.Minute}
 	withRate := func(change func(*middleware.LockRule)) middleware.LockRule {
@@ -292,12 +286,7 @@ func TestRateConfigRefused(t *testing.T) {
 		change(&r)
 		return r
 	}
-	for _, tc := range []struct {
-		name    string
-		c       middleware.LockConf
-		redlock bool
-		why     string // "" when accepted
-	}{
+	redlock := checkConfigCases(t, []configCase{
 		{"rate", rate(rateMode), false, ""},
 		{"default rate", rate(middleware.LockRule{Mode: middleware.ModeRate}, func(c *middleware.LockConf) {
 			c.Quota, c.Period = 5, time.Minute
@@ -316,22 +305,7 @@ func TestRateConfigRefused(t *testing.T) {
 		{"replay settings", rate(withRate(func(r *middleware.LockRule) { r.Fingerprint = []string{"ip"} })), false, "replay mode only"},
 		{"fence", rate(rateMode, func(c *middleware.LockConf) { c.Fence = true }), false, "Fence cannot be used in rate mode"},
 		{"redlock", rate(rateMode), true, "rate mode needs a lock backend that counts requests against a rate"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			if tc.redlock {
-				_, err = middleware.NewLockMiddlewareWithBackend(tc.c, redlock)
-			} else {
-				_, err = middleware.NewLockMiddlewareWithBackend(tc.c, redislock.NewBackend(client, redislock.WithoutWakeups()))
-			}
-			switch {
-			case tc.why == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.why != "" && (!errors.Is(err, middleware.ErrBadConfig) || !strings.Contains(err.Error(), tc.why)):
-				t.Fatalf("got %v, want ErrBadConfig saying %q", err, tc.why)
-			}
-		})
-	}
+	})
 
 	m, err := middleware.NewLockMiddlewareWithBackend(middleware.LockConf{}, redlock)
 	if err != nil {
