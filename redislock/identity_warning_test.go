@@ -1,11 +1,9 @@
 package redislock_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,33 +15,19 @@ import (
 
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/internal/testing/testproc"
 	"github.com/zerolock/zerolock/redislock"
 )
 
 // errorLogs collects what logx writes at error level, for a test that
 // looks for a warning; logx is disabled again when the test ends.
 type errorLogs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *errorLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
+	testproc.SyncBuffer
 }
 
 // count tells how many lines hold s.
 func (l *errorLogs) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.buf.String(), s)
-}
-
-func (l *errorLogs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
+	return strings.Count(l.String(), s)
 }
 
 func captureErrorLogs(t *testing.T) *errorLogs {
