@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
@@ -38,7 +37,6 @@ func TestGoZeroCycleCommands(t *testing.T) {
 	contender.SetExpire(5)
 	mustAcquire(t, lock, true) // the connection's handshake
 	mustRelease(t, lock, true)
-	waitLoads(t, store) // release.lua's
 	for _, step := range []struct {
 		name string
 		call func(t *testing.T)
@@ -69,7 +67,6 @@ func TestGoZeroCycleCommands(t *testing.T) {
 	} {
 		sent.reset()
 		step.call(t)
-		waitLoads(t, store)
 		if got := sent.names(); !slices.Equal(got, step.want) {
 			t.Fatalf("%s sent %v; want %v", step.name, got, step.want)
 		}
@@ -95,24 +92,11 @@ func TestGoZeroFreshLocksRefusedInOneRoundTrip(t *testing.T) {
 	}
 	mustAcquire(t, fresh(), false) // the first refusal: SET NX, then acquire.lua
 	mustAcquire(t, fresh(), false) // setnxget.lua's first run: EVAL, SCRIPT LOAD
-	waitLoads(t, store)
 	for i := range 5 {
 		sent.reset()
 		mustAcquire(t, fresh(), false)
 		if got := sent.names(); !slices.Equal(got, []string{"evalsha"}) {
 			t.Fatalf("refused new lock %d sent %v; want one EVALSHA", i, got)
-		}
-	}
-}
-
-// waitLoads waits until store's adapter has no SCRIPT LOAD in flight (it
-// loads a script in the background after its first EVAL).
-func waitLoads(t *testing.T, store *zredis.Redis) {
-	t.Helper()
-	adapter := redislock.GoZeroStore(store).(*gozero.Store)
-	for deadline := time.Now().Add(5 * time.Second); adapter.Loading(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("a SCRIPT LOAD still in flight after 5s")
 		}
 	}
 }

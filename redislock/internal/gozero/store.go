@@ -248,17 +248,6 @@ func (s *Store) EvalScript(ctx context.Context, sc *script.Script, keys []string
 	return v, err
 }
 
-// Loading reports whether a SCRIPT LOAD is in flight, for the tests that
-// count commands.
-func (s *Store) Loading() bool {
-	for i := range s.loading {
-		if s.loading[i].Load() {
-			return true
-		}
-	}
-	return false
-}
-
 // loadTimeout bounds a SCRIPT LOAD: the call that sends it has its answer
 // already.
 const loadTimeout = 250 * time.Millisecond
