@@ -43,7 +43,7 @@ func TestWaitReplaysToADuplicateCall(t *testing.T) {
 	go pay(second)
 	admin := srv.Client(t)
 	deadline := time.Now().Add(5 * time.Second)
-	for len(admin.Keys(context.Background(), "*zerolock.waiting*").Val()) == 0 {
+	for !redistest.WaitedOn(context.Background(), admin) {
 		if time.Now().After(deadline) {
 			t.Fatal("no duplicate is waiting on the key")
 		}

@@ -45,13 +45,13 @@ func payWaiting(t *testing.T, base, user, key string) resttest.Result {
 		"Authorization", "Bearer "+user, "Idempotency-Key", key)
 }
 
-// waiting polls until a duplicate flagged the key as waited on, which its
+// waiting polls until a duplicate marked the key as waited on, which its
 // waiting try does in the script that saw the key held.
 func waiting(t *testing.T, srv *redistest.Server) {
 	t.Helper()
 	admin := srv.Client(t)
 	deadline := time.Now().Add(5 * time.Second)
-	for len(admin.Keys(context.Background(), "*zerolock.waiting*").Val()) == 0 {
+	for !redistest.WaitedOn(context.Background(), admin) {
 		if time.Now().After(deadline) {
 			t.Fatal("no duplicate is waiting on the key")
 		}

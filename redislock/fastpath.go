@@ -69,7 +69,7 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 		}
 		return false, false, false, err
 	}
-	return false, held == rl.token, false, nil
+	return false, isOwnHold(held, rl.token), false, nil
 }
 
 // setNXPlain is the fast acquire on go-zero's store while this instance's

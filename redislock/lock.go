@@ -45,16 +45,17 @@ type RedisLock struct {
 	// Arguments built once, so that a lock cycle does not allocate them.
 	tokenArg  any             // the token, boxed for SET
 	fenceKeys []string        // {key, fencing counter}
-	channel   string          // where releases are announced
 	flagPX    int64           // how long a waiting acquire's flag lives, in ms
 	native    *native.Release // the store's compare-and-delete, WithoutWakeups
-	// keyArray is {key, waiter flag} and argArray {token, channel}, the
-	// release's keys and arguments ({key} and {token} WithoutWakeups: see
-	// lockKeys), and ownSetGet is setGet when the options share none: part
-	// of the lock's one allocation, which they keep in 448 bytes, rather
-	// than four of their own (BenchmarkConstruct).
-	keyArray  [2]string
+	// keyArray is {key}, release.lua's and the other scripts' keys, and
+	// argArray release.lua's arguments: {token}, or {token, channel} for
+	// a key the script cannot name the channel of, or {token, ""}
+	// WithoutWakeups (see releaseArgs); ownSetGet is setGet when the
+	// options share none: part of the lock's one allocation rather than
+	// allocations of their own (BenchmarkConstruct).
+	keyArray  [1]string
 	argArray  [2]any
+	argc      int8 // how many of argArray release.lua takes
 	ownSetGet setGetSupport
 
 	fence   atomic.Int64                // fencing token of the current hold
@@ -81,7 +82,7 @@ func New(store Store, key string, opts ...Option) *RedisLock {
 
 // newObservedLock builds a lock that reports to its name's instruments.
 func newObservedLock(c conn.Conn, key string, o options) *RedisLock {
-	rl := newLock(c, key, newToken(), o)
+	rl := newLock(c, key, newLockToken(), o)
 	rl.obs = lockobs.For(backendRedis, kindMutex, o.name)
 	rl.refused = o.refuse(mutexRefuses, "a RedisLock", key, nil)
 	return rl
@@ -103,17 +104,16 @@ func newLock(c conn.Conn, key, token string, o options) *RedisLock {
 		flagPX:      waiterFlagTTL(o.wait).Milliseconds(),
 	}
 	rl.holdExpiry.init(o)
-	rl.keyArray[0], rl.argArray[0] = key, rl.tokenArg
-	if o.quietRelease {
+	rl.keyArray[0], rl.argArray[0], rl.argc = key, rl.tokenArg, 1
+	switch {
+	case o.quietRelease:
 		rl.quiet = true
-		rl.channel = hub.Channel(key) // for waiters: their own wake-ups
 		rl.native = native.For(&rl.conn)
-	} else {
-		// The release declares the waiter flag it looks at, and names the
-		// channel it announces on.
-		var flag string
-		rl.channel, flag = slot.Companions(key, hub.ChannelSuffix, waiterFlagSuffix)
-		rl.keyArray[1], rl.argArray[1] = flag, rl.channel
+		rl.argArray[1], rl.argc = "", 2 // announce nothing
+	case !slot.NamedByKey(key):
+		// release.lua names the channel after the key, unless the key
+		// needs a computed hash tag.
+		rl.argArray[1], rl.argc = hub.Channel(key), 2
 	}
 	if rl.setGet == nil {
 		rl.setGet = &rl.ownSetGet
@@ -125,26 +125,27 @@ func newLock(c conn.Conn, key, token string, o options) *RedisLock {
 	return rl
 }
 
-// lockKeys is {key}, the keys of the scripts that touch the lock alone.
+// lockKeys is {key}, the keys of the scripts that touch the lock alone,
+// release.lua's among them.
 func (rl *RedisLock) lockKeys() []string { return rl.keyArray[:1:1] }
 
-// releaseKeys is release.lua's keys: {key, waiter flag}, or {key}
-// WithoutWakeups.
-func (rl *RedisLock) releaseKeys() []string {
-	if rl.quiet {
-		return rl.keyArray[:1:1]
-	}
-	return rl.keyArray[:2:2]
+// releaseArgs is release.lua's arguments: {token}, {token, channel} when
+// the script cannot name the key's release channel, {token, ""}
+// WithoutWakeups (nothing announced: see release.lua).
+func (rl *RedisLock) releaseArgs() []any {
+	return rl.argArray[:rl.argc:rl.argc]
 }
 
-// releaseArgs is release.lua's arguments: {token, channel}, or {token}
-// WithoutWakeups (no channel: see release.lua).
-func (rl *RedisLock) releaseArgs() []any {
-	if rl.quiet {
-		return rl.argArray[:1:1]
-	}
-	return rl.argArray[:2:2]
+// releaseChannel is the channel the lock's releases are announced on,
+// where its waiters listen.
+func (rl *RedisLock) releaseChannel() string {
+	return hub.Channel(rl.key)
 }
+
+// markWins reports whether a waiting acquire's win takes the key marked as
+// waited on (see acquire.lua): a lock that announces its releases does, a
+// lock WithoutWakeups has nothing to announce.
+func (rl *RedisLock) markWins() bool { return !rl.quiet }
 
 // Key returns the Redis key of the lock.
 func (rl *RedisLock) Key() string {
@@ -308,7 +309,7 @@ func (rl *RedisLock) acquireScript(ctx context.Context, px time.Duration, waitin
 		if rl.fencing {
 			s = fenceScript
 		}
-		reply, err = rl.conn.Eval(ctx, s, rl.waitingKeys(), rl.token, px.Milliseconds(), rl.flagPX)
+		reply, err = rl.conn.Eval(ctx, s, rl.waitingKeys(), rl.waitingArgs(px)...)
 	} else {
 		reply, err = rl.evalAcquire(ctx, px)
 	}

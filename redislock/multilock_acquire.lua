@@ -5,9 +5,11 @@
 -- longer than its hold. Each key is held as a RedisLock holds it: a string
 -- with the token and an expiry.
 -- A waiting acquire also passes, after the lock's keys, each key's waiter
--- flag, and ARGV[3], how long a flag must live: the refusing key's flag is
--- set as acquire.lua sets a RedisLock's, so that its holder's release
--- announces itself (a RedisLock's, or another MultiLock's).
+-- flag, and ARGV[3], how long a flag must live: the refusing key's hold is
+-- marked as waited on, or its flag set, as acquire.lua does, so that its
+-- holder's release announces itself (a RedisLock's, or another
+-- MultiLock's, which announces every release). A multi-lock's own token
+-- is never marked: its scripts compare it exactly.
 -- KEYS: the lock's keys (of one slot on Redis Cluster), then, when
 -- waiting, their waiter flags in the same order. ARGV[1]: the token.
 -- ARGV[2]: the expiry in ms. ARGV[3]: the flags' in ms, when waiting.
@@ -38,7 +40,10 @@ for i = 1, n do
     local held = redis.call("GET", KEYS[i])
     if held and held ~= ARGV[1] then
         local flag = KEYS[n + i]
-        if flag and redis.call("PTTL", flag) < tonumber(ARGV[3]) then
+        if flag and #held == 27 and string.byte(held, 27) == 46 then
+            redis.call("SETRANGE", KEYS[i], 26, "!")
+        elseif flag and (#held ~= 27 or string.byte(held, 27) ~= 33)
+            and redis.call("PTTL", flag) < tonumber(ARGV[3]) then
             redis.call("SET", flag, "1", "PX", ARGV[3])
         end
         return {i, redis.call("PTTL", KEYS[i])}

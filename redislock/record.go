@@ -76,7 +76,7 @@ func (rl *RedisLock) acquireOrReadWait(ctx context.Context, wait time.Duration) 
 	if ok || record != nil || err != nil {
 		return ok, record, err
 	}
-	w := waitLoop{conn: &rl.conn, key: rl.key, channel: rl.channel, backoff: rl.waitOpts, wrap: rl.wrap}
+	w := waitLoop{conn: &rl.conn, key: rl.key, channel: rl.releaseChannel(), backoff: rl.waitOpts, wrap: rl.wrap}
 	ok, err = w.run(ctx, wait, func(ctx context.Context) (bool, time.Duration, error) {
 		ok, rec, holderTTL, err := rl.acquireOrRead(ctx, true)
 		if rec != nil {
@@ -115,7 +115,10 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context, waiting bool) (bool, []b
 	}
 	keys, args := rl.lockKeys(), []any{rl.token, px.Milliseconds(), recordPrefix}
 	if waiting {
-		keys, args = rl.flaggedKeys(), append(args, rl.flagPX)
+		keys, args = []string{rl.key, waiterFlag(rl.key)}, append(args, rl.flagPX)
+		if rl.markWins() {
+			args = append(args, "1")
+		}
 	}
 	sent := time.Now()
 	_, seen := rl.state.beginAcquire()
@@ -167,15 +170,6 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context, waiting bool) (bool, []b
 	return false, nil, 0, rl.wrap(ctx, "acquire", fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
 }
 
-// flaggedKeys are the lock's key and its waiter flag, for the scripts that
-// set the flag (a waiting try) or announce to it (a record).
-func (rl *RedisLock) flaggedKeys() []string {
-	if len(rl.releaseKeys()) == 2 {
-		return rl.releaseKeys() // built once
-	}
-	return []string{rl.key, waiterFlag(rl.key)}
-}
-
 // RecordCtx replaces the lock's hold by record, which the key then keeps
 // for retain, atomically and only while this instance holds the lock
 // (record.lua): a holder that lost its lock stores nothing and gets false
@@ -210,10 +204,10 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 	value := make([]byte, 0, len(recordPrefix)+len(record))
 	value = append(append(value, recordPrefix...), record...)
 	keys, args := rl.lockKeys(), []any{rl.token, value, int64(ms)}
-	if len(rl.releaseKeys()) == 2 {
+	if !rl.quiet {
 		// Releases announce themselves to waiters, and so does a record, to
 		// all of them at once.
-		keys, args = rl.releaseKeys(), append(args, rl.channel, hub.WakeAllPayload)
+		args = append(args, rl.releaseChannel(), hub.WakeAllPayload)
 	}
 	seen := rl.state.beginRelease()
 	var (

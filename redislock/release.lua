@@ -1,38 +1,49 @@
--- Compare-and-delete: only the holder's token deletes the key. A release
--- is announced on ARGV[2], a shard channel in the key's slot, when a
--- waiter said it is waiting: KEYS[2], the waiter flag that a waiting
--- acquire's refusal sets (acquire.lua, fence.lua) in the same script that
--- saw the lock held, so no waiter that sleeps on the channel can miss the
--- release, and a release nobody waits for publishes nothing. One MGET reads
--- the token and the flag: a redis.call of its own for the flag cost Redis
--- about 0.7 µs per release, a fifth of the script, whether anyone waited
--- or not. The flag is left to expire: other waiters may still sleep.
--- Servers before 7.0 lack SPUBLISH and get PUBLISH (waiters subscribe the
--- same way, decided by the same test). The announcement is best effort: a
--- user whose ACL forbids publishing still releases, and its waiters fall
--- back to their back-off. Without ARGV[2] (WithoutWakeups) nothing is
--- announced. A key that holds another type is not ours: MGET reads it as
--- missing and the release answers 0, where GET would raise WRONGTYPE, an
--- error reply that go-zero's circuit breaker counts.
--- KEYS[1]: the lock key. KEYS[2]: the waiter flag, with ARGV[2].
--- ARGV[1]: the token. ARGV[2]: the channel, if any.
+-- Compare-and-delete: only the holder's token deletes the key, the floor's
+-- script when nobody waits: one key, one argument, one read. A hold that a
+-- waiter marked (its last character "!" for the token's ".": see
+-- acquire.lua) is the holder's too, and its release is announced on the
+-- key's release channel, a shard channel in the key's slot: the waiter
+-- marked it in the same script that refused it, after it subscribed, so
+-- no waiter that sleeps on the channel can miss the release, and a release
+-- nobody waits for publishes nothing. Servers before 7.0 lack SPUBLISH and
+-- get PUBLISH (waiters subscribe the same way, decided by the same test).
+-- The announcement is best effort: a user whose ACL forbids publishing
+-- still releases, and its waiters fall back to their back-off. A key that
+-- holds another type is not ours: MGET reads it as missing and the release
+-- answers 0, where GET would raise WRONGTYPE, an error reply that go-zero's
+-- circuit breaker counts.
+-- The channel is named after the key as internal/hub's Channel names it:
+-- "<key>:zerolock.released|1" for a key with a hash tag, else
+-- "{<key>}:zerolock.released|2"; a key whose channel needs a computed tag
+-- (it has a "}" but no hash tag, or is empty) passes it as ARGV[2].
+-- KEYS[1]: the lock key. ARGV[1]: the token. ARGV[2]: the channel when the
+-- key cannot name it, "" to announce nothing (WithoutWakeups).
 -- Returns 1 when deleted, else 0.
-if not ARGV[2] then
-    if redis.call("MGET", KEYS[1])[1] ~= ARGV[1] then
-        return 0
-    end
+local held = redis.call("MGET", KEYS[1])[1]
+if held == ARGV[1] then
     redis.call("DEL", KEYS[1])
     return 1
 end
-local held = redis.call("MGET", KEYS[1], KEYS[2])
-if held[1] ~= ARGV[1] then
+if not held or #held ~= 27 or string.byte(held, 27) ~= 33
+    or string.sub(held, 1, 26) ~= string.sub(ARGV[1], 1, 26) then
     return 0
 end
 redis.call("DEL", KEYS[1])
-if held[2] then
-    local sent = redis.pcall("SPUBLISH", ARGV[2], "released")
+local channel = ARGV[2]
+if channel == nil then
+    local key = KEYS[1]
+    local open = string.find(key, "{", 1, true)
+    local close = open and string.find(key, "}", open + 1, true)
+    if close and close > open + 1 then
+        channel = key .. ":zerolock.released|1"
+    else
+        channel = "{" .. key .. "}:zerolock.released|2"
+    end
+end
+if channel ~= "" then
+    local sent = redis.pcall("SPUBLISH", channel, "released")
     if type(sent) == "table" and sent.err then
-        redis.pcall("PUBLISH", ARGV[2], "released")
+        redis.pcall("PUBLISH", channel, "released")
     end
 end
 return 1

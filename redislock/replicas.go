@@ -52,7 +52,7 @@ func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration, wa
 			src, keys = fenceSource, rl.fenceKeys
 		}
 		if waiting {
-			acquire = p.Eval(ctx, src, rl.waitingKeys(), rl.token, px.Milliseconds(), rl.flagPX)
+			acquire = p.Eval(ctx, src, rl.waitingKeys(), rl.waitingArgs(px)...)
 		} else {
 			acquire = p.Eval(ctx, src, keys, rl.token, px.Milliseconds())
 		}

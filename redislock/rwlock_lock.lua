@@ -3,10 +3,11 @@
 -- fencing token WithFencing; refresh it when this token holds it already.
 -- A waiting writer (ARGV[3] = "1") that is refused leaves an intent, which
 -- stops new readers until it gets the key or gives up.
--- A waiting writer refused by a writer also sets the key's waiter flag,
--- which a RedisLock holding the key checks before it announces its release
--- (release.lua, acquire.lua): the flag is the last key, when ARGV[5] gives
--- its expiry.
+-- A waiting writer refused by a writer marks a RedisLock's hold as waited
+-- on, so that its release announces itself (release.lua, acquire.lua), or
+-- sets the key's waiter flag for any other writer (the flag is the last
+-- key, when ARGV[5] gives its expiry); an RWLock's own writer token is never
+-- marked (its scripts compare it exactly) and announces every release.
 -- KEYS[1]: the lock key. KEYS[2]: the readers' set. KEYS[3]: the intent.
 -- KEYS[4], WithFencing only: the fencing counter. Last, when ARGV[5]: the
 -- waiter flag.
@@ -59,7 +60,11 @@ end
 local busy
 if writer then
     busy = redis.call("PTTL", KEYS[1])
-    if flag and redis.call("PTTL", flag) < tonumber(ARGV[5]) then
+    -- A RedisLock's hold is marked (see acquire.lua).
+    if flag and #writer == 27 and string.byte(writer, 27) == 46 then
+        redis.call("SETRANGE", KEYS[1], 26, "!")
+    elseif flag and (#writer ~= 27 or string.byte(writer, 27) ~= 33)
+        and redis.call("PTTL", flag) < tonumber(ARGV[5]) then
         redis.call("SET", flag, "1", "PX", ARGV[5])
     end
 else

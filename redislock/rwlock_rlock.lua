@@ -3,10 +3,11 @@
 -- preference). Shares are members of a sorted set scored by their expiry
 -- on the server's clock, so each expires on its own; expired ones are
 -- purged first, and the set lives as long as its latest share.
--- A waiting reader refused by a writer also sets the key's waiter flag,
--- which a RedisLock holding the key checks before it announces its release
--- (release.lua, acquire.lua): the flag is the last key, when ARGV[3] gives
--- its expiry.
+-- A waiting reader refused by a writer marks a RedisLock's hold as waited
+-- on, so that its release announces itself (release.lua, acquire.lua), or
+-- sets the key's waiter flag for any other writer (the flag is the last
+-- key, when ARGV[3] gives its expiry); an RWLock's own writer token is never
+-- marked (its scripts compare it exactly) and announces every release.
 -- KEYS[1]: the lock key (the writer's). KEYS[2]: the readers' set.
 -- KEYS[3]: a waiting writer's intent. KEYS[4], WithFencing only: the
 -- fencing counter, read, never written. Last, when ARGV[3]: the waiter
@@ -68,7 +69,11 @@ if not redis.call("ZSCORE", KEYS[2], ARGV[1]) then
         return {-1, 0}
     end
     if writer then
-        if flag and redis.call("PTTL", flag) < tonumber(ARGV[3]) then
+        -- A RedisLock's hold is marked (see acquire.lua).
+        if flag and #writer == 27 and string.byte(writer, 27) == 46 then
+            redis.call("SETRANGE", KEYS[1], 26, "!")
+        elseif flag and (#writer ~= 27 or string.byte(writer, 27) ~= 33)
+            and redis.call("PTTL", flag) < tonumber(ARGV[3]) then
             redis.call("SET", flag, "1", "PX", ARGV[3])
         end
         return {0, redis.call("PTTL", KEYS[1])}

@@ -8,15 +8,27 @@ import (
 
 // A release costs Redis about 2 µs more when it announces itself on the
 // release channel (SPUBLISH), so a RedisLock announces only when a waiter
-// said it is waiting: a waiting acquire's refused try sets the key's waiter
-// flag, a companion key in its slot, in the same script that saw the lock
-// held (acquire.lua, fence.lua), and release.lua publishes only while the
-// flag exists. Since the refusal and the flag are one atomic step, and the
-// waiter subscribed before that try, any release after it finds the flag
-// and wakes the waiter. The flag lives longer than the longest sleep of
-// the waiter between two tries (each try refreshes it), and is never
-// deleted by a release, since other waiters may still sleep on it: it
-// expires on its own, at most waiterFlagTTL after the last waiting try.
+// said it is waiting, and the release learns it from the value it reads
+// anyway: a waiting acquire's refused try marks the hold (a lock token's
+// last character, lockTokenEnd, becomes markedEnd: see token.go and
+// acquire.lua) in the same script that saw the lock held, and release.lua
+// publishes only when it deletes a marked hold of its token. Since the
+// refusal and the mark are one atomic step, and the waiter subscribed
+// before that try, any release after it wakes the waiter. A process's hub
+// wakes one waiter per release, so a hold that a waiting acquire wins
+// starts marked: its peers may still wait. The mark lives as long as the
+// hold, which the holder's scripts keep marked when they refresh it.
+//
+// A hold that cannot be marked, because its holder compares its token
+// exactly (go-zero's own lock, a zerolock from before lock tokens, an
+// RWLock's writer, a MultiLock's keys), gets the waiter flag instead: a
+// companion key in its slot, which such a holder's release checks (older
+// zerolocks), or which it ignores and announces every release (RWLock,
+// MultiLock), or neither (go-zero's lock: its waiters back off). The flag
+// lives longer than the longest sleep of the waiter between two tries
+// (each try refreshes it), and is never deleted by a release, since other
+// waiters may still sleep on it: it expires on its own, at most
+// waiterFlagTTL after the last waiting try.
 
 // waiterFlagMargin is what a waiter's flag outlives its back-off by: the
 // round trips and scheduling between one try and the next.
@@ -42,12 +54,20 @@ func waiterFlagTTL(w waitOptions) time.Duration {
 // waitingKeys are the keys of a waiting acquire's script: the lock's own
 // (the key, and the fencing counter when fencing), then its waiter flag.
 func (rl *RedisLock) waitingKeys() []string {
-	if !rl.fencing && len(rl.releaseKeys()) == 2 {
-		return rl.releaseKeys() // {key, waiter flag}, built once
-	}
 	keys := rl.lockKeys()
 	if rl.fencing {
 		keys = rl.fenceKeys
 	}
 	return append(keys[:len(keys):len(keys)], waiterFlag(rl.key))
+}
+
+// waitingArgs are the arguments of a waiting acquire's script for an
+// expiry of px: the token, px, the waiter flag's expiry and, unless
+// WithoutWakeups, "1" to take the key marked (see acquire.lua).
+func (rl *RedisLock) waitingArgs(px time.Duration) []any {
+	args := []any{rl.token, px.Milliseconds(), rl.flagPX}
+	if rl.markWins() {
+		args = append(args, "1")
+	}
+	return args
 }

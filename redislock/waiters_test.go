@@ -2,6 +2,7 @@ package redislock_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,20 +18,67 @@ func publishes(t *testing.T, admin *redis.Client) int64 {
 	return redistest.Calls(t, admin, "spublish", "publish")
 }
 
-// waitFlagged polls until key's waiter flag exists: a waiting acquire's
-// try was refused, and the waiter sleeps on its back-off or a wake-up.
+// waitFlagged polls until a waiting acquire's try was refused, and the
+// waiter sleeps on its back-off or a wake-up: it marked key's hold as
+// waited on (a lock token's last character "!": see acquire.lua), or, for
+// a hold it cannot mark, set the key's waiter flag.
 func waitFlagged(t *testing.T, client redis.Cmdable, key string) {
 	t.Helper()
 	flag := redislock.WaiterFlag(key)
 	for deadline := time.Now().Add(5 * time.Second); ; {
+		held, _ := client.Get(context.Background(), key).Result()
 		n, err := client.Exists(context.Background(), flag).Result()
-		if err == nil && n == 1 {
+		if strings.HasSuffix(held, "!") || err == nil && n == 1 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the waiter never flagged %q: exists=%d, %v", key, n, err)
+			t.Fatalf("the waiter never marked or flagged %q: value %q, flag exists=%d, %v", key, held, n, err)
 		}
 		time.Sleep(time.Millisecond) // poll until the waiter's try is refused
+	}
+}
+
+// An olderHold is a hold as zerolock took it before lock tokens could be
+// marked: a 26-character token, released by that version's release.lua,
+// which read the waiter flag and announced the release while it existed.
+// It stands for a process not yet upgraded in a rolling upgrade.
+type olderHold struct {
+	client redis.Cmdable
+	key    string
+	token  string
+}
+
+// olderRelease is release.lua before lock tokens could be marked.
+var olderRelease = redis.NewScript(`local held = redis.call("MGET", KEYS[1], KEYS[2])
+if held[1] ~= ARGV[1] then
+    return 0
+end
+redis.call("DEL", KEYS[1])
+if held[2] then
+    local sent = redis.pcall("SPUBLISH", ARGV[2], "released")
+    if type(sent) == "table" and sent.err then
+        redis.pcall("PUBLISH", ARGV[2], "released")
+    end
+end
+return 1`)
+
+// takeOlderHold takes key as an older version did, for 30 s.
+func takeOlderHold(t *testing.T, client redis.Cmdable, key string) olderHold {
+	t.Helper()
+	h := olderHold{client: client, key: key, token: "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
+	if ok, err := client.SetNX(context.Background(), key, h.token, 30*time.Second).Result(); !ok || err != nil {
+		t.Fatalf("older hold of %q: %v, %v", key, ok, err)
+	}
+	return h
+}
+
+// release releases the hold as the older version did.
+func (h olderHold) release(t *testing.T) {
+	t.Helper()
+	n, err := olderRelease.Run(context.Background(), h.client, []string{h.key, redislock.WaiterFlag(h.key)},
+		h.token, redislock.ReleaseChannel(h.key)).Int64()
+	if n != 1 || err != nil {
+		t.Fatalf("older release of %q = %d, %v", h.key, n, err)
 	}
 }
 
@@ -112,9 +160,11 @@ func wakesLongBackoff(t *testing.T, b backend, admin *redis.Client, client redis
 		got <- err
 	}()
 	waitFlagged(t, client, key)
-	ttl, err := client.PTTL(context.Background(), redislock.WaiterFlag(key)).Result()
-	if want := redislock.WaiterFlagTTL(10*time.Second, 10*time.Second); err != nil || ttl <= 0 || ttl > want {
-		t.Errorf("waiter flag's PTTL = %v, %v; want in (0, %v]", ttl, err, want)
+	if n, err := client.Exists(context.Background(), redislock.WaiterFlag(key)).Result(); n != 0 || err != nil {
+		t.Errorf("a waiter refused by a lock's hold set the waiter flag (exists=%d, %v); want the hold marked", n, err)
+	}
+	if held, err := client.Get(context.Background(), key).Result(); !strings.HasSuffix(held, "!") || err != nil {
+		t.Errorf("held value %q, %v; want it marked", held, err)
 	}
 
 	before := publishes(t, admin)
@@ -137,15 +187,15 @@ func wakesLongBackoff(t *testing.T, b backend, admin *redis.Client, client redis
 	mustRelease(t, waiter, true)
 }
 
-// TestWaiterFlagExpires: the flag a waiter set outlives its back-off by
-// the margin only; once the wait is over it expires on its own, and then
-// releases publish nothing again.
+// TestWaiterFlagExpires: a waiter refused by an older version's hold (in a
+// rolling upgrade), which it cannot mark, sets the waiter flag, which that
+// version's release reads: the release wakes it. The flag outlives the
+// waiter's back-off by the margin only; once the wait is over it expires on
+// its own, and then releases publish nothing again.
 func TestWaiterFlagExpires(t *testing.T) {
 	srv := redistest.Start(t)
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
-		holder := b.newLock(key)
-		holder.SetExpire(30)
-		mustAcquire(t, holder, true)
+		holder := takeOlderHold(t, admin, key)
 		waiter := b.newLock(key, redislock.WithBackoff(5*time.Millisecond, 20*time.Millisecond))
 		waiter.SetExpire(30)
 		got := make(chan error, 1)
@@ -162,9 +212,13 @@ func TestWaiterFlagExpires(t *testing.T) {
 		if ttl, err := admin.PTTL(context.Background(), flag).Result(); err != nil || ttl <= 0 || ttl > want {
 			t.Fatalf("waiter flag's PTTL = %v, %v; want in (0, %v]", ttl, err, want)
 		}
-		mustRelease(t, holder, true)
+		before := publishes(t, admin)
+		holder.release(t)
 		if err := <-got; err != nil {
 			t.Fatalf("AcquireWaitCtx() = %v", err)
+		}
+		if n := publishes(t, admin) - before; n != 1 {
+			t.Fatalf("the older release of a flagged key published %d times, want 1", n)
 		}
 		mustRelease(t, waiter, true)
 
@@ -178,9 +232,8 @@ func TestWaiterFlagExpires(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond) // poll until the flag expires
 		}
-		before := publishes(t, admin)
-		mustAcquire(t, holder, true)
-		mustRelease(t, holder, true)
+		before = publishes(t, admin)
+		takeOlderHold(t, admin, key).release(t)
 		if n := publishes(t, admin) - before; n != 0 {
 			t.Fatalf("a release after the flag expired published %d times", n)
 		}
@@ -188,13 +241,12 @@ func TestWaiterFlagExpires(t *testing.T) {
 }
 
 // TestWaiterFlagNeverShortened: a waiter with a short back-off does not
-// cut short the flag of one that sleeps longer.
+// cut short the flag of one that sleeps longer (on an older version's hold,
+// which waiters flag: see TestWaiterFlagExpires).
 func TestWaiterFlagNeverShortened(t *testing.T) {
 	srv := redistest.Start(t)
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
-		holder := b.newLock(key)
-		holder.SetExpire(30)
-		mustAcquire(t, holder, true)
+		holder := takeOlderHold(t, admin, key)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		done := make(chan struct{}, 2)
@@ -222,7 +274,7 @@ func TestWaiterFlagNeverShortened(t *testing.T) {
 		cancel()
 		<-done
 		<-done
-		mustRelease(t, holder, true)
+		holder.release(t)
 	})
 }
 

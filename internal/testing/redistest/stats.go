@@ -52,3 +52,23 @@ func sumInfo(tb testing.TB, admin *redis.Client, section, field string, names ma
 	}
 	return total
 }
+
+// WaitedOn reports whether a waiting acquire has said it waits on one of
+// the server's keys: it marked a lock's hold (a string whose 27th and last
+// character is "!": see redislock's acquire.lua) or set a waiter flag (a
+// hold it cannot mark).
+func WaitedOn(ctx context.Context, client redis.Cmdable) bool {
+	keys, err := client.Keys(ctx, "*").Result()
+	if err != nil {
+		return false
+	}
+	for _, k := range keys {
+		if strings.Contains(k, "zerolock.waiting") {
+			return true
+		}
+		if v, err := client.Get(ctx, k).Result(); err == nil && len(v) == 27 && strings.HasSuffix(v, "!") {
+			return true
+		}
+	}
+	return false
+}

@@ -52,23 +52,11 @@ func Companion(key, suffix string) string {
 	return "{" + tagOf(Of(key)) + "}:" + suffix + ":" + key + "|3"
 }
 
-// Companions is Companion of key with suffix a and with suffix b (neither
-// empty), the two made in one allocation: a lock names its release
-// channel and its waiter flag each time it is made.
-func Companions(key, a, b string) (string, string) {
-	// One concatenation is one allocation; the two names are its halves.
-	var both string
-	var n int // the first name's length
-	switch tag := HashTag(key); {
-	case tag != key:
-		both, n = key+":"+a+"|1"+key+":"+b+"|1", len(key)+len(a)+3
-	case key != "" && !strings.Contains(key, "}"):
-		both, n = "{"+key+"}:"+a+"|2"+"{"+key+"}:"+b+"|2", len(key)+len(a)+5
-	default:
-		tag := tagOf(Of(key))
-		both, n = "{"+tag+"}:"+a+":"+key+"|3"+"{"+tag+"}:"+b+":"+key+"|3", len(tag)+len(a)+len(key)+6
-	}
-	return both[:n], both[n:]
+// NamedByKey reports whether Companion names key's companions from key
+// alone (key has a hash tag, or can be wrapped in one), so that a script
+// can name them too; otherwise they need a tag computed from key's slot.
+func NamedByKey(key string) bool {
+	return HashTag(key) != key || key != "" && !strings.Contains(key, "}")
 }
 
 var (

@@ -48,17 +48,15 @@ func FuzzCompanionKey(f *testing.F) {
 	})
 }
 
-// TestCompanions: Companions names what Companion names, for keys of
+// TestNamedByKey: NamedByKey is true exactly for the keys whose companions
+// Companion names from the key alone (suffixes "|1" and "|2"), for keys of
 // every form (a hash tag, a plain key, an empty key, a '}' that would end a
-// wrapping tag early), in one allocation.
-func TestCompanions(t *testing.T) {
-	for _, key := range []string{"order:1", "{user:7}:cart", "", "a}b", "{}x", "{", "x{y}z{w}"} {
-		a, b := Companions(key, "zerolock.released", "zerolock.waiting")
-		if wa, wb := Companion(key, "zerolock.released"), Companion(key, "zerolock.waiting"); a != wa || b != wb {
-			t.Errorf("Companions(%q) = %q, %q; want %q, %q", key, a, b, wa, wb)
+// wrapping tag early).
+func TestNamedByKey(t *testing.T) {
+	for _, key := range []string{"order:1", "{user:7}:cart", "", "a}b", "{}x", "{", "x{y}z{w}", "}{a}", "{}", "a{b"} {
+		c := Companion(key, "zerolock.released")
+		if want := !strings.HasSuffix(c, "|3"); NamedByKey(key) != want {
+			t.Errorf("NamedByKey(%q) = %v, but Companion names %q", key, !want, c)
 		}
-	}
-	if n := testing.AllocsPerRun(100, func() { Companions("order:1", "zerolock.released", "zerolock.waiting") }); n != 1 {
-		t.Errorf("Companions allocates %v times, want 1", n)
 	}
 }

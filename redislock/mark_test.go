@@ -1,0 +1,219 @@
+package redislock_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/redislock"
+)
+
+// markHold marks key's hold as waited on, as a refused waiting try does
+// (acquire.lua): the lock token's 27th and last character becomes "!".
+func markHold(t *testing.T, admin redis.Cmdable, key string) {
+	t.Helper()
+	held, err := admin.Get(context.Background(), key).Result()
+	if err != nil || len(held) != 27 || !strings.HasSuffix(held, ".") {
+		t.Fatalf("hold of %q = %q, %v; want a lock token ending in \".\"", key, held, err)
+	}
+	if err := admin.SetRange(context.Background(), key, 26, "!").Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMarkedHoldStaysTheHolders: on both stores, with and without fencing,
+// a hold a waiter marked is still its holder's: a re-entrant acquire takes
+// it again (the mark and the fencing token kept, the expiry refreshed),
+// RefreshCtx extends it, another lock is refused, and the release deletes
+// it and announces itself once, where an unmarked release announces
+// nothing.
+func TestMarkedHoldStaysTheHolders(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		ctx := context.Background()
+		for _, fencing := range []bool{false, true} {
+			var opts []redislock.Option
+			if fencing {
+				opts = append(opts, redislock.WithFencing())
+			}
+			lock := b.newLock(key, opts...)
+			lock.SetExpiry(2 * time.Second)
+			mustAcquire(t, lock, true)
+			fence := lock.Fence()
+			markHold(t, admin, key)
+			marked := admin.Get(ctx, key).Val()
+
+			lock.SetExpire(30)
+			mustAcquire(t, lock, true) // re-entrant
+			if got := admin.Get(ctx, key).Val(); got != marked {
+				t.Fatalf("fencing=%v: value after a re-entrant acquire %q, want the marked %q", fencing, got, marked)
+			}
+			if ttl := admin.PTTL(ctx, key).Val(); ttl <= 2*time.Second {
+				t.Fatalf("fencing=%v: PTTL after a re-entrant acquire of a marked hold = %v, want refreshed to 30 s", fencing, ttl)
+			}
+			if lock.Fence() != fence {
+				t.Fatalf("fencing=%v: Fence() = %d after a re-entrant acquire, want %d", fencing, lock.Fence(), fence)
+			}
+			if err := admin.PExpire(ctx, key, 5*time.Second).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := lock.RefreshCtx(ctx); !ok || err != nil {
+				t.Fatalf("fencing=%v: RefreshCtx() of a marked hold = %v, %v", fencing, ok, err)
+			}
+			if ttl := admin.PTTL(ctx, key).Val(); ttl <= 5*time.Second {
+				t.Fatalf("fencing=%v: PTTL after RefreshCtx = %v, want 30 s", fencing, ttl)
+			}
+			other := b.newLock(key)
+			other.SetExpire(30)
+			mustAcquire(t, other, false)
+
+			before := publishes(t, admin)
+			mustRelease(t, lock, true)
+			if n := publishes(t, admin) - before; n != 1 {
+				t.Fatalf("fencing=%v: the release of a marked hold published %d times, want 1", fencing, n)
+			}
+			if n := admin.Exists(ctx, key).Val(); n != 0 {
+				t.Fatalf("fencing=%v: key after the release of a marked hold: exists=%d", fencing, n)
+			}
+			mustAcquire(t, other, true)
+			before = publishes(t, admin)
+			mustRelease(t, other, true)
+			if n := publishes(t, admin) - before; n != 0 {
+				t.Fatalf("fencing=%v: an unmarked release published %d times", fencing, n)
+			}
+		}
+	})
+}
+
+// TestWaitersOfOneProcessAllWoken: three waiters in one process, with
+// back-offs of at least 5 s, queue behind a holder. A process's hub wakes
+// one waiter per release, so each hold a waiter wins must itself announce
+// its release: a waiting win takes the key marked. Each waiter gets the
+// lock within 4 s of the previous holder's release, on both stores.
+func TestWaitersOfOneProcessAllWoken(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		holder := b.newLock(key)
+		holder.SetExpire(60)
+		mustAcquire(t, holder, true)
+		const n = 3
+		type win struct {
+			lock *redislock.RedisLock
+			err  error
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		won := make(chan win, n)
+		var wg sync.WaitGroup
+		defer func() {
+			cancel() // a failed test's waiters stop before it ends
+			wg.Wait()
+		}()
+		for range n {
+			w := b.newLock(key, redislock.WithBackoff(10*time.Second, 10*time.Second))
+			w.SetExpire(60)
+			wg.Go(func() {
+				ok, err := w.AcquireWaitCtx(ctx, 30*time.Second)
+				if err == nil && !ok {
+					err = context.DeadlineExceeded
+				}
+				won <- win{w, err}
+			})
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for redislock.HubWaiters(b.store(), key) < n {
+			if time.Now().After(deadline) {
+				t.Fatal("the waiters never all started waiting")
+			}
+			time.Sleep(time.Millisecond) // poll until all three wait
+		}
+		waitFlagged(t, admin, key)
+		last := holder
+		for i := range n {
+			mustRelease(t, last, true)
+			select {
+			case w := <-won:
+				if w.err != nil {
+					t.Fatalf("AcquireWaitCtx() = %v", w.err)
+				}
+				last = w.lock
+			case <-time.After(4 * time.Second):
+				// jitter(10s) sleeps at least 5 s: only a wake-up comes sooner.
+				t.Fatalf("waiter %d of %d was not woken by the release", i+1, n)
+			}
+		}
+		mustRelease(t, last, true)
+	})
+}
+
+// TestReleaseNamesTheChannel: release.lua names a key's release channel
+// after the key as the waiters' hub does, for a key with a hash tag and a
+// plain one, and is handed it for keys it cannot name it for (a "}"
+// without a hash tag): a subscriber of hub.Channel(key) receives the
+// release of a marked hold, on both stores.
+func TestReleaseNamesTheChannel(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		ctx := context.Background()
+		for _, k := range []string{key, "{" + key + "}:tagged", key + ":a}b", key + ":{}x"} {
+			sub := admin.SSubscribe(ctx, redislock.ReleaseChannel(k))
+			if _, err := sub.Receive(ctx); err != nil { // the confirmation
+				t.Fatal(err)
+			}
+			lock := b.newLock(k)
+			lock.SetExpire(30)
+			mustAcquire(t, lock, true)
+			markHold(t, admin, k)
+			mustRelease(t, lock, true)
+			got, err := sub.ReceiveTimeout(ctx, 4*time.Second)
+			if msg, ok := got.(*redis.Message); err != nil || !ok || msg.Channel != redislock.ReleaseChannel(k) {
+				t.Errorf("key %q: received %v, %v; want the release on %q", k, got, err, redislock.ReleaseChannel(k))
+			}
+			_ = sub.Close()
+		}
+	})
+}
+
+// TestGoZeroLocksHoldNeverMarked: go-zero's own RedisLock compares its
+// token exactly, so a zerolock waiter refused by its hold (a migration
+// that runs both on one key) sets the waiter flag and leaves the value
+// alone: go-zero's release still releases, and the waiter then gets the
+// key.
+func TestGoZeroLocksHoldNeverMarked(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		ctx := context.Background()
+		own := zredis.NewRedisLock(newGoZeroStore(t, srv), key)
+		own.SetExpire(30)
+		if ok, err := own.AcquireCtx(ctx); !ok || err != nil {
+			t.Fatalf("go-zero's AcquireCtx() = %v, %v", ok, err)
+		}
+		held := admin.Get(ctx, key).Val()
+		waiter := b.newLock(key, redislock.WithBackoff(5*time.Millisecond, 20*time.Millisecond))
+		waiter.SetExpire(30)
+		got := make(chan error, 1)
+		go func() {
+			ok, err := waiter.AcquireWaitCtx(ctx, 10*time.Second)
+			if err == nil && !ok {
+				err = context.DeadlineExceeded
+			}
+			got <- err
+		}()
+		waitFlagged(t, admin, key)
+		if now := admin.Get(ctx, key).Val(); now != held {
+			t.Fatalf("go-zero's hold %q became %q under a waiter", held, now)
+		}
+		if ok, err := own.ReleaseCtx(ctx); !ok || err != nil {
+			t.Fatalf("go-zero's ReleaseCtx() under a waiter = %v, %v", ok, err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("AcquireWaitCtx() after go-zero's release = %v", err)
+		}
+		mustRelease(t, waiter, true)
+	})
+}

@@ -1,0 +1,46 @@
+package redislock
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestNewLockToken: lock tokens are 26 characters of crypto/rand.Text's
+// alphabet and a 27th, ".", which a waiter's mark replaces; no two alike.
+func TestNewLockToken(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		tok := newLockToken()
+		if len(tok) != lockTokenLen || tok[26] != lockTokenEnd || strings.Trim(tok[:26], base32) != "" {
+			t.Fatalf("newLockToken() = %q", tok)
+		}
+		if seen[tok] {
+			t.Fatalf("newLockToken() repeated %q", tok)
+		}
+		seen[tok] = true
+	}
+}
+
+// TestIsOwnHold: a hold is a token's when it is the token or the token
+// marked; never a marked older token, another's, or a prefix.
+func TestIsOwnHold(t *testing.T) {
+	tok := newLockToken()
+	marked := tok[:26] + "!"
+	for _, tc := range []struct {
+		held, token string
+		want        bool
+	}{
+		{tok, tok, true},
+		{marked, tok, true},
+		{newLockToken(), tok, false},
+		{tok[:26], tok, false},
+		{tok + "!", tok, false},
+		{marked, marked, true},
+		{"ABCDEFGHIJKLMNOPQRSTUVWXY!", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", false}, // older tokens are never marked
+		{"", tok, false},
+	} {
+		if got := isOwnHold(tc.held, tc.token); got != tc.want {
+			t.Errorf("isOwnHold(%q, %q) = %v, want %v", tc.held, tc.token, got, tc.want)
+		}
+	}
+}
