@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,10 +84,25 @@ func New(store Store, key string, opts ...Option) *RedisLock {
 // newObservedLock builds a lock that reports to its name's instruments.
 func newObservedLock(c conn.Conn, key string, o options) *RedisLock {
 	rl := newLock(c, key, newLockToken(), o)
-	rl.obs = lockobs.For(backendRedis, kindMutex, o.name)
+	rl.obs = mutexInstruments(o.name)
 	rl.refused = o.refuse(mutexRefuses, "a RedisLock", key, nil)
 	return rl
 }
+
+// mutexInstruments is lockobs.For of the RedisLocks called name. The
+// unnamed locks' (most locks; the middleware makes one per request) are
+// looked up once: lockobs.For hashes its three strings on every call, and
+// its registry keeps what it returned for the life of the process.
+func mutexInstruments(name string) *lockobs.Instruments {
+	if name != "" {
+		return lockobs.For(backendRedis, kindMutex, name)
+	}
+	return unnamedMutex()
+}
+
+var unnamedMutex = sync.OnceValue(func() *lockobs.Instruments {
+	return lockobs.For(backendRedis, kindMutex, "")
+})
 
 // newLock builds a lock with a given token that reports nothing: a
 // RedLock's node locks share one token, and the RedLock reports for them.

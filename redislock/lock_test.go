@@ -328,9 +328,9 @@ func waitAcquire(t *testing.T, lock *redislock.RedisLock, within time.Duration) 
 
 // TestReleaseOverAnotherTypeIsNotHeld: a release whose key was replaced by
 // a value of another type (a hash here) answers false with no error, with
-// wake-ups on and off: release.lua reads the key with MGET, which sees
-// another type as missing, where GET raised WRONGTYPE, an error reply that
-// go-zero's circuit breaker counts. The hash is left alone. On Valkey 9 a
+// wake-ups on and off: release.lua reads the key with a pcall of GET,
+// whose caught WRONGTYPE matches no token, where a raised one would be an
+// error reply, which go-zero's circuit breaker counts. The hash is left alone. On Valkey 9 a
 // release WithoutWakeups is DELIFEQ, whose WRONGTYPE answers the same.
 func TestReleaseOverAnotherTypeIsNotHeld(t *testing.T) {
 	redistest.EachFlavour(t, func(t *testing.T, srv *redistest.Server) {

@@ -19,7 +19,7 @@ func (rl *RedisLock) sendRelease(ctx context.Context) *redis.Cmd {
 	if rl.native != nil {
 		if c := rl.native.Current(ctx, &rl.conn); c != native.ByScript {
 			cmd := native.Send(ctx, &rl.conn, c, rl.key, rl.tokenArg)
-			if redis.HasErrorPrefix(cmd.Err(), "WRONGTYPE") {
+			if cmd.Err() != nil && redis.HasErrorPrefix(cmd.Err(), "WRONGTYPE") {
 				// The key holds another type: not ours, as release.lua
 				// answers (go-zero's breaker has counted the error reply).
 				cmd.SetErr(nil)

@@ -9,9 +9,11 @@
 -- get PUBLISH (waiters subscribe the same way, decided by the same test).
 -- The announcement is best effort: a user whose ACL forbids publishing
 -- still releases, and its waiters fall back to their back-off. A key that
--- holds another type is not ours: MGET reads it as missing and the release
--- answers 0, where GET would raise WRONGTYPE, an error reply that go-zero's
--- circuit breaker counts.
+-- holds another type is not ours: pcall turns GET's WRONGTYPE into a table,
+-- which matches no token, and the release answers 0, where a raised
+-- WRONGTYPE would be an error reply, which go-zero's circuit breaker
+-- counts. (MGET, which reads such a key as missing, builds a table on
+-- every release: about 0.3 µs of Redis more than the floor's GET.)
 -- The channel is named after the key as internal/hub's Channel names it:
 -- "<key>:zerolock.released|1" for a key with a hash tag, else
 -- "{<key>}:zerolock.released|2"; a key whose channel needs a computed tag
@@ -19,12 +21,12 @@
 -- KEYS[1]: the lock key. ARGV[1]: the token. ARGV[2]: the channel when the
 -- key cannot name it, "" to announce nothing (WithoutWakeups).
 -- Returns 1 when deleted, else 0.
-local held = redis.call("MGET", KEYS[1])[1]
+local held = redis.pcall("GET", KEYS[1])
 if held == ARGV[1] then
     redis.call("DEL", KEYS[1])
     return 1
 end
-if not held or #held ~= 27 or string.byte(held, 27) ~= 33
+if type(held) ~= "string" or #held ~= 27 or string.byte(held, 27) ~= 33
     or string.sub(held, 1, 26) ~= string.sub(ARGV[1], 1, 26) then
     return 0
 end

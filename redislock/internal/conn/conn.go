@@ -209,7 +209,7 @@ func (c *Conn) Run(ctx context.Context, s *script.Script, keys []string, args ..
 		return cmd
 	}
 	cmd := c.Store.EvalSha(ctx, s.SHA, keys, args...)
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+	if noScript(cmd.Err()) {
 		return c.Store.Eval(ctx, s.Src, keys, args...)
 	}
 	return cmd
@@ -231,13 +231,20 @@ func (c *Conn) RunOnce(ctx context.Context, s *script.Script, keys []string, arg
 	if c.Proc == nil {
 		return c.Run(ctx, s, keys, args...)
 	}
-	cmd := script.EvalCmd(ctx, "evalsha", s.SHA, keys, args)
+	cmd := script.EvalCmd(ctx, "evalsha", s.SHAArg, keys, args)
 	_ = c.Proc.Process(ctx, OnceCmd{cmd})
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+	if noScript(cmd.Err()) {
 		cmd = script.EvalCmd(ctx, "eval", s.Src, keys, args)
 		_ = c.Proc.Process(ctx, OnceCmd{cmd})
 	}
 	return cmd
+}
+
+// noScript reports a NOSCRIPT reply: the server does not hold the script.
+// It looks at err only when there is one: redis.HasErrorPrefix allocates
+// on every call, a nil error included.
+func noScript(err error) bool {
+	return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT")
 }
 
 // OnceBoolCmd and OnceCmd are commands go-redis must not resend when their

@@ -40,6 +40,9 @@ type Script struct {
 	Index      int
 	codeArg    any // Code, boxed once
 	codeSHAArg any // CodeSHA, boxed once
+	// SHAArg is SHA boxed once: EVALSHA's argument, which boxing on each
+	// call would allocate.
+	SHAArg any
 }
 
 // New makes a script and registers it for Lookup. It is called only when
@@ -53,7 +56,7 @@ func New(src string) *Script {
 	made++
 	codeSum := sha1.Sum([]byte(s.Code))
 	s.CodeSHA = hex.EncodeToString(codeSum[:])
-	s.codeArg, s.codeSHAArg = s.Code, s.CodeSHA
+	s.codeArg, s.codeSHAArg, s.SHAArg = s.Code, s.CodeSHA, s.SHA
 	bySHA[s.SHA] = s
 	return s
 }
@@ -115,7 +118,7 @@ func command(name string, script any, keys []string, args []any) []any {
 
 // EvalCmd builds EVAL or EVALSHA as go-redis does, with the first key's
 // position set for cluster routing.
-func EvalCmd(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
+func EvalCmd(ctx context.Context, name string, script any, keys []string, args []any) *redis.Cmd {
 	cmdArgs := make([]any, 3, 3+len(keys)+len(args))
 	cmdArgs[0], cmdArgs[1], cmdArgs[2] = name, script, len(keys)
 	for _, k := range keys {
