@@ -4,9 +4,11 @@
 -- A waiting acquire also passes KEYS[2], the key's waiter flag, and
 -- ARGV[3], how long the flag must live. Its refusal marks the hold as
 -- waited on, in the same script that saw it held, so that the holder's
--- release (release.lua) announces itself: a lock token (27 characters, the
--- last ".") gets "!" for its last character, which keeps the value's
--- expiry and which its holder's scripts accept as its own; any other hold
+-- release (release.lua) announces itself: a lock token (26 base32
+-- characters and a ".", nothing else) gets "!" for its last character,
+-- which keeps the value's expiry and which its holder's scripts accept as
+-- its own (by pcall: a user whose ACL forbids SETRANGE waits on its
+-- back-off, as one that cannot subscribe does); any other hold
 -- (an older version's token, which compares exactly) gets the waiter flag
 -- instead, whose expiry is only ever extended, since other waiters may
 -- sleep longer than this one. ARGV[4], set by a waiting acquire that wakes
@@ -31,8 +33,8 @@ if held == ARGV[1] or #held == 27 and string.byte(held, 27) == 33
     return "OK"
 end
 if KEYS[2] then
-    if #held == 27 and string.byte(held, 27) == 46 then
-        redis.call("SETRANGE", KEYS[1], 26, "!")
+    if #held == 27 and string.find(held, "^[A-Z2-7]+%.$") then
+        redis.pcall("SETRANGE", KEYS[1], 26, "!")
     elseif (#held ~= 27 or string.byte(held, 27) ~= 33)
         and redis.call("PTTL", KEYS[2]) < tonumber(ARGV[3]) then
         redis.call("SET", KEYS[2], "1", "PX", ARGV[3])

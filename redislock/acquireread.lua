@@ -33,8 +33,8 @@ if string.sub(held, 1, string.len(ARGV[3])) == ARGV[3] then
     return {held}
 end
 if KEYS[2] then
-    if #held == 27 and string.byte(held, 27) == 46 then
-        redis.call("SETRANGE", KEYS[1], 26, "!")
+    if #held == 27 and string.find(held, "^[A-Z2-7]+%.$") then
+        redis.pcall("SETRANGE", KEYS[1], 26, "!")
     elseif (#held ~= 27 or string.byte(held, 27) ~= 33)
         and redis.call("PTTL", KEYS[2]) < tonumber(ARGV[4]) then
         redis.call("SET", KEYS[2], "1", "PX", ARGV[4])

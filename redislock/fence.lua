@@ -24,8 +24,8 @@ if held == ARGV[1] or #held == 27 and string.byte(held, 27) == 33
     return {1, tonumber(redis.call("GET", KEYS[2]) or "0")}
 end
 if KEYS[3] then
-    if #held == 27 and string.byte(held, 27) == 46 then
-        redis.call("SETRANGE", KEYS[1], 26, "!")
+    if #held == 27 and string.find(held, "^[A-Z2-7]+%.$") then
+        redis.pcall("SETRANGE", KEYS[1], 26, "!")
     elseif (#held ~= 27 or string.byte(held, 27) ~= 33)
         and redis.call("PTTL", KEYS[3]) < tonumber(ARGV[3]) then
         redis.call("SET", KEYS[3], "1", "PX", ARGV[3])

@@ -83,7 +83,7 @@ func New(store Store, key string, opts ...Option) *RedisLock {
 
 // newObservedLock builds a lock that reports to its name's instruments.
 func newObservedLock(c conn.Conn, key string, o options) *RedisLock {
-	rl := newLock(c, key, newLockToken(), o)
+	rl := newLock(c, key, newLockToken(o.quietRelease), o)
 	rl.obs = mutexInstruments(o.name)
 	rl.refused = o.refuse(mutexRefuses, "a RedisLock", key, nil)
 	return rl
@@ -225,8 +225,9 @@ func (rl *RedisLock) acquire(ctx context.Context) (bool, error) {
 // next one may take. waiting (a waiting acquire's try, made after it
 // subscribed to the release channel) forces the re-entrant script, whose
 // refusal carries the holder's remaining time (waiters sleep no longer
-// than it) and sets the key's waiter flag, so that the holder's release
-// announces itself; otherwise an instance that cannot hold the key uses
+// than it) and marks the hold as waited on (see waiters.go), so that the
+// holder's release announces itself, and whose win takes the key marked;
+// otherwise an instance that cannot hold the key uses
 // SET NX PX, sent once (go-redis), or SET NX PX GET (stores that resend),
 // and on go-zero's store SET NX PX until a refusal, then SET NX PX GET in
 // a script (see setNXPlain and setnxget.lua).
@@ -268,7 +269,7 @@ type attempt struct {
 }
 
 // attempt sends one acquire by the path the lock's state allows (script
-// forces the re-entrant script, waiting also sets the waiter flag); seen is
+// forces the re-entrant script, waiting also marks the hold); seen is
 // the hold state's count when it began.
 func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, waiting bool, seen uint64) attempt {
 	var r attempt
@@ -314,7 +315,8 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, wait
 // acquireScript runs the re-entrant acquire (minting a fencing token when
 // fencing is on). When the lock is held by another, it reports the
 // holder's remaining time, which a waiter sleeps no longer than, and a
-// waiting acquire's refusal sets the waiter flag.
+// waiting acquire's refusal marks the hold (or sets the waiter flag: see
+// waiters.go).
 func (rl *RedisLock) acquireScript(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
 	var (
 		reply any

@@ -2,6 +2,7 @@ package redislock_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -95,88 +97,153 @@ func TestMarkedHoldStaysTheHolders(t *testing.T) {
 // back-offs of at least 5 s, queue behind a holder. A process's hub wakes
 // one waiter per release, so each hold a waiter wins must itself announce
 // its release: a waiting win takes the key marked. Each waiter gets the
-// lock within 4 s of the previous holder's release, on both stores.
+// lock within 4 s of the previous holder's release, on both stores, for
+// each way to wait: AcquireWaitCtx (acquire.lua), with fencing (fence.lua),
+// and a backend's AcquireOrReadWaitCtx (acquireread.lua).
 func TestWaitersOfOneProcessAllWoken(t *testing.T) {
 	srv := redistest.Start(t)
+	slow := redislock.WithBackoff(10*time.Second, 10*time.Second)
+	type waitFunc = func(ctx context.Context) (bool, error)
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
-		holder := b.newLock(key)
-		holder.SetExpire(60)
-		mustAcquire(t, holder, true)
-		const n = 3
-		type win struct {
-			lock *redislock.RedisLock
-			err  error
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		won := make(chan win, n)
-		var wg sync.WaitGroup
-		defer func() {
-			cancel() // a failed test's waiters stop before it ends
-			wg.Wait()
-		}()
-		for range n {
-			w := b.newLock(key, redislock.WithBackoff(10*time.Second, 10*time.Second))
-			w.SetExpire(60)
-			wg.Go(func() {
-				ok, err := w.AcquireWaitCtx(ctx, 30*time.Second)
-				if err == nil && !ok {
-					err = context.DeadlineExceeded
-				}
-				won <- win{w, err}
+		for _, kind := range []struct {
+			name string
+			make func() (wait, release waitFunc)
+		}{
+			{"AcquireWaitCtx", func() (waitFunc, waitFunc) {
+				l := b.newLock(key, slow)
+				l.SetExpire(60)
+				return func(ctx context.Context) (bool, error) { return l.AcquireWaitCtx(ctx, 30*time.Second) }, l.ReleaseCtx
+			}},
+			{"fencing", func() (waitFunc, waitFunc) {
+				l := b.newLock(key, slow, redislock.WithFencing())
+				l.SetExpire(60)
+				return func(ctx context.Context) (bool, error) { return l.AcquireWaitCtx(ctx, 30*time.Second) }, l.ReleaseCtx
+			}},
+			{"AcquireOrReadWaitCtx", func() (waitFunc, waitFunc) {
+				l := redislock.NewBackend(b.store(), slow).NewLocker(key,
+					zerolock.LockerOptions{Expiry: time.Minute, Waited: true})
+				return func(ctx context.Context) (bool, error) {
+					ok, record, err := l.(zerolock.RecordWaiter).AcquireOrReadWaitCtx(ctx, 30*time.Second)
+					if record != nil {
+						return false, errors.New("read a record nobody stored")
+					}
+					return ok, err
+				}, l.ReleaseCtx
+			}},
+		} {
+			t.Run(kind.name, func(t *testing.T) {
+				waitersAllWoken(t, b, admin, key, kind.make)
 			})
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for redislock.HubWaiters(b.store(), key) < n {
-			if time.Now().After(deadline) {
-				t.Fatal("the waiters never all started waiting")
-			}
-			time.Sleep(time.Millisecond) // poll until all three wait
-		}
-		waitFlagged(t, admin, key)
-		last := holder
-		for i := range n {
-			mustRelease(t, last, true)
-			select {
-			case w := <-won:
-				if w.err != nil {
-					t.Fatalf("AcquireWaitCtx() = %v", w.err)
-				}
-				last = w.lock
-			case <-time.After(4 * time.Second):
-				// jitter(10s) sleeps at least 5 s: only a wake-up comes sooner.
-				t.Fatalf("waiter %d of %d was not woken by the release", i+1, n)
-			}
-		}
-		mustRelease(t, last, true)
 	})
 }
 
+// waitersAllWoken runs TestWaitersOfOneProcessAllWoken with waiters made by
+// newWaiter.
+func waitersAllWoken(t *testing.T, b backend, admin *redis.Client, key string,
+	newWaiter func() (wait, release func(context.Context) (bool, error))) {
+	holder := b.newLock(key)
+	holder.SetExpire(60)
+	mustAcquire(t, holder, true)
+	const n = 3
+	type win struct {
+		release func(context.Context) (bool, error)
+		err     error
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	won := make(chan win, n)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel() // a failed test's waiters stop before it ends
+		wg.Wait()
+	}()
+	for range n {
+		wait, release := newWaiter()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := wait(ctx)
+			if err == nil && !ok {
+				err = context.DeadlineExceeded
+			}
+			won <- win{release, err}
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for redislock.HubWaiters(b.store(), key) < n {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiters never all started waiting")
+		}
+		time.Sleep(time.Millisecond) // poll until all three wait
+	}
+	waitFlagged(t, admin, key)
+	release := holder.ReleaseCtx
+	for i := range n {
+		if ok, err := release(context.Background()); !ok || err != nil {
+			t.Fatalf("release before waiter %d = %v, %v", i+1, ok, err)
+		}
+		select {
+		case w := <-won:
+			if w.err != nil {
+				t.Fatalf("waiter %d: %v", i+1, w.err)
+			}
+			release = w.release
+		case <-time.After(4 * time.Second):
+			// jitter(10s) sleeps at least 5 s: only a wake-up comes sooner.
+			t.Fatalf("waiter %d of %d was not woken by the release", i+1, n)
+		}
+	}
+	if ok, err := release(context.Background()); !ok || err != nil {
+		t.Fatalf("the last waiter's release = %v, %v", ok, err)
+	}
+}
+
 // TestReleaseNamesTheChannel: release.lua names a key's release channel
-// after the key as the waiters' hub does, for a key with a hash tag and a
-// plain one, and is handed it for keys it cannot name it for (a "}"
-// without a hash tag): a subscriber of hub.Channel(key) receives the
-// release of a marked hold, on both stores.
+// after the key as the waiters' hub does, for a key with a hash tag, a
+// plain one and one with a "{" but no tag, and is handed it for keys it
+// cannot name it for (a "}" without a hash tag): a subscriber of
+// hub.Channel(key) receives the release of a marked hold, on both stores,
+// on one node and on a cluster (where a channel in another slot than its
+// key's would not be published at all).
 func TestReleaseNamesTheChannel(t *testing.T) {
 	srv := redistest.Start(t)
 	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
-		ctx := context.Background()
-		for _, k := range []string{key, "{" + key + "}:tagged", key + ":a}b", key + ":{}x"} {
-			sub := admin.SSubscribe(ctx, redislock.ReleaseChannel(k))
-			if _, err := sub.Receive(ctx); err != nil { // the confirmation
-				t.Fatal(err)
-			}
-			lock := b.newLock(k)
-			lock.SetExpire(30)
-			mustAcquire(t, lock, true)
-			markHold(t, admin, k)
-			mustRelease(t, lock, true)
-			got, err := sub.ReceiveTimeout(ctx, 4*time.Second)
-			if msg, ok := got.(*redis.Message); err != nil || !ok || msg.Channel != redislock.ReleaseChannel(k) {
-				t.Errorf("key %q: received %v, %v; want the release on %q", k, got, err, redislock.ReleaseChannel(k))
-			}
-			_ = sub.Close()
+		releaseNamesTheChannel(t, b, admin, key)
+	})
+	t.Run("cluster", func(t *testing.T) {
+		c := redistest.SharedCluster(t)
+		client := c.Client(t)
+		for _, b := range clusterBackends(t, c) {
+			t.Run(b.name, func(t *testing.T) {
+				releaseNamesTheChannel(t, b, client, "zerolock-test:"+t.Name())
+			})
 		}
 	})
+}
+
+// releaseNamesTheChannel runs TestReleaseNamesTheChannel on keys made from
+// key; admin reaches them and subscribes to their shard channels.
+func releaseNamesTheChannel(t *testing.T, b backend, admin interface {
+	redis.Cmdable
+	SSubscribe(ctx context.Context, channels ...string) *redis.PubSub
+}, key string) {
+	ctx := context.Background()
+	for _, k := range []string{key, "{" + key + "}:tagged", key + ":a{b", key + ":a}b", key + ":{}x"} {
+		sub := admin.SSubscribe(ctx, redislock.ReleaseChannel(k))
+		if _, err := sub.Receive(ctx); err != nil { // the confirmation
+			t.Fatal(err)
+		}
+		lock := b.newLock(k)
+		lock.SetExpire(30)
+		mustAcquire(t, lock, true)
+		markHold(t, admin, k)
+		mustRelease(t, lock, true)
+		got, err := sub.ReceiveTimeout(ctx, 4*time.Second)
+		if msg, ok := got.(*redis.Message); err != nil || !ok || msg.Channel != redislock.ReleaseChannel(k) {
+			t.Errorf("key %q: received %v, %v; want the release on %q", k, got, err, redislock.ReleaseChannel(k))
+		}
+		_ = sub.Close()
+	}
 }
 
 // TestGoZeroLocksHoldNeverMarked: go-zero's own RedisLock compares its

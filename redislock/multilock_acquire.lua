@@ -40,8 +40,8 @@ for i = 1, n do
     local held = redis.call("GET", KEYS[i])
     if held and held ~= ARGV[1] then
         local flag = KEYS[n + i]
-        if flag and #held == 27 and string.byte(held, 27) == 46 then
-            redis.call("SETRANGE", KEYS[i], 26, "!")
+        if flag and #held == 27 and string.find(held, "^[A-Z2-7]+%.$") then
+            redis.pcall("SETRANGE", KEYS[i], 26, "!")
         elseif flag and (#held ~= 27 or string.byte(held, 27) ~= 33)
             and redis.call("PTTL", flag) < tonumber(ARGV[3]) then
             redis.call("SET", flag, "1", "PX", ARGV[3])

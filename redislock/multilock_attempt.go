@@ -54,7 +54,8 @@ type multiAttempt struct {
 
 // try makes one acquire attempt in the instance's turn, keeping the
 // bookkeeping of the hold; waiting (a waiting acquire's try, made after it
-// subscribed) sets the refusing key's waiter flag. When WithDeadlineGuard
+// subscribed) marks the refusing key's hold (or sets its waiter flag: see
+// waiters.go). When WithDeadlineGuard
 // returns at ctx's end, the attempt finishes in the background, still in
 // its turn, and records its own outcome.
 func (m *MultiLock) try(ctx context.Context, px time.Duration, waiting bool) multiAttempt {
@@ -83,7 +84,7 @@ func (m *MultiLock) try(ctx context.Context, px time.Duration, waiting bool) mul
 
 // attempt takes the groups in order; reentrant reports that the instance
 // may have held keys of the lock before it (see holdState), waiting that
-// a refusal sets the refusing key's waiter flag.
+// a refusal marks the refusing key's hold (or sets its waiter flag).
 //
 // A refusal, or a key of another type, is a known outcome: the lock is not
 // held, and the attempt gives back every key of it this instance may hold,

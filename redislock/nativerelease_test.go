@@ -235,3 +235,37 @@ func TestNativeReleaseUnanswered(t *testing.T) {
 		t.Fatalf("after an unanswered question the store releases with %s, want unknown", got)
 	}
 }
+
+// TestNativeReleaseUnderWaiter: on Valkey 9, a waiter refused by a hold
+// WithoutWakeups does not mark it (its token ends in "_"), so the release
+// is still one DELIFEQ, which frees the key, and the waiter then takes it
+// at its back-off; on both stores.
+func TestNativeReleaseUnderWaiter(t *testing.T) {
+	srv := redistest.StartFlavour(t, redistest.Valkey9)
+	cacheReleaseScript(t, srv.Client(t))
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		quiet := b.newLock(key, redislock.WithoutWakeups())
+		quiet.SetExpire(30)
+		mustAcquire(t, quiet, true)
+		waiter := b.newLock(key, redislock.WithBackoff(5*time.Millisecond, 20*time.Millisecond))
+		waiter.SetExpire(30)
+		got := make(chan error, 1)
+		go func() {
+			ok, err := waiter.AcquireWaitCtx(context.Background(), 10*time.Second)
+			if err == nil && !ok {
+				err = context.DeadlineExceeded
+			}
+			got <- err
+		}()
+		waitFlagged(t, admin, key)
+		dels := redistest.Calls(t, admin, "delifeq")
+		mustRelease(t, quiet, true) // DELIFEQ compares exactly: true only for an unmarked hold
+		if d := redistest.Calls(t, admin, "delifeq") - dels; d != 1 {
+			t.Errorf("a quiet release under a waiter sent %d DELIFEQ, want 1", d)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("the waiter after the release: %v", err)
+		}
+		mustRelease(t, waiter, true)
+	})
+}

@@ -170,9 +170,10 @@ func WithTolerance(tolerance time.Duration) Option {
 // other instances, and a waiter in another instance then notices the
 // release only at its next back-off retry instead of at once. Without it,
 // a release announces itself only while a waiter is waiting (a waiting
-// acquire's refused try flags the key), so a lock nobody waits for costs
-// Redis little more either way: the release script checks the flag. With
-// it, a release is the bare compare-and-delete: Valkey 9's DELIFEQ (or
+// acquire's refused try marks the hold, in the value the release compares
+// anyway), so a lock nobody waits for costs Redis nothing more either way.
+// With it, the lock's token is one no waiter marks, and a release is the
+// bare compare-and-delete: Valkey 9's DELIFEQ (or
 // Redis 8.4's DELEX IFEQ) where the server has it, which spares Redis the
 // script (see docs/BENCHMARKS.md), and the script elsewhere. Set it where
 // nobody waits on the key: try-lock uses such as duplicate-submission

@@ -51,8 +51,8 @@ func (l recordingLock) AcquireOrReadCtx(ctx context.Context) (bool, []byte, erro
 // holds the key, waits up to wait for the hold to end: it returns the
 // record stored in the hold's place, or takes the lock when the hold was
 // released or expired. A waiter does not poll: it waits as AcquireWaitCtx
-// does, flagging the key in the script that saw it held, and the holder's
-// release or record announces itself while the key is flagged (the
+// does, marking the hold in the script that saw it held, and the holder's
+// release or record of a marked hold announces itself (the
 // holder's lock must not be WithoutWakeups: a backend's locks made with
 // zerolock.LockerOptions.Waited never are). It returns false, a nil record
 // and a nil error when wait passed first, also when the limit cut a try
@@ -104,7 +104,7 @@ func (rl *RedisLock) acquireOrReadWait(ctx context.Context, wait time.Duration) 
 
 // acquireOrRead is AcquireOrReadCtx unobserved, that also returns the
 // holder's remaining time when another instance holds the key; waiting
-// flags the key then (see acquireread.lua).
+// marks the hold then (see acquireread.lua).
 func (rl *RedisLock) acquireOrRead(ctx context.Context, waiting bool) (bool, []byte, time.Duration, error) {
 	px, err := rl.px()
 	if err != nil {

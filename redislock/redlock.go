@@ -48,7 +48,7 @@ func NewRedLock(stores []Store, key string, opts ...Option) *RedLock {
 
 // newRedLock is NewRedLock with its options applied.
 func newRedLock(stores []Store, key string, o options) *RedLock {
-	token := newLockToken()
+	token := newLockToken(o.quietRelease)
 	r := &RedLock{key: key, nodeTimeout: o.nodeTimeout, tolerance: o.tolerance,
 		obs: lockobs.For(backendRedLock, kindMutex, o.name)}
 	if r.nodeTimeout <= 0 {

@@ -11,10 +11,8 @@ import (
 // sendRelease sends the lock's release: the server's compare-and-delete
 // when the lock announces nothing and the server has one, else
 // release.lua. Either is sent once on a go-redis client (see conn.OnceCmd).
-// The command compares the token exactly, so a hold a waiter marked (see
-// acquire.lua) answers 0 there, and release.lua, which knows marks, runs
-// after it: a second round trip only when the release found no hold of
-// its own token, unmarked.
+// The command compares the token exactly, which is enough: a lock that
+// announces nothing has a token no waiter marks (quietTokenEnd).
 func (rl *RedisLock) sendRelease(ctx context.Context) *redis.Cmd {
 	if rl.native != nil {
 		if c := rl.native.Current(ctx, &rl.conn); c != native.ByScript {
@@ -26,12 +24,10 @@ func (rl *RedisLock) sendRelease(ctx context.Context) *redis.Cmd {
 				cmd.SetVal(int64(0))
 				return cmd
 			}
-			if n, err := cmd.Int64(); err == nil && n == 1 || err != nil && !native.RefusedCommand(err) {
+			if !native.RefusedCommand(cmd.Err()) {
 				return cmd
 			}
-			if native.RefusedCommand(cmd.Err()) {
-				rl.native.Refused(c) // nothing was deleted: the script does it
-			}
+			rl.native.Refused(c) // nothing was deleted: the script does it
 		}
 	}
 	return rl.conn.RunOnce(ctx, releaseScript, rl.lockKeys(), rl.releaseArgs()...)

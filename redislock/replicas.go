@@ -36,7 +36,7 @@ func (rl *RedisLock) connFor(ctx context.Context) (conn.Pipeliner, error) {
 
 // acquireReplicated runs the re-entrant acquire and WAIT in one pipeline and
 // releases again when too few replicas acknowledged. A waiting acquire's
-// refusal sets the waiter flag, as acquireScript's does.
+// refusal marks the hold, as acquireScript's does.
 func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration, waiting bool) (bool, error) {
 	pipe, err := rl.connFor(ctx)
 	if err != nil {

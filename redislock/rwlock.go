@@ -247,8 +247,8 @@ func (l *RWLock) tryOnce(ctx context.Context, op string,
 
 // tryRead makes one read attempt: whether it won, the retry hint of a
 // refusal, and ErrOtherSideHeld or a store error. A waiting reader refused
-// by a writer sets the key's waiter flag (for a RedisLock holding the key:
-// see waiters.go).
+// by a writer marks a RedisLock's hold, or sets the key's waiter flag for
+// any other writer (see waiters.go).
 func (l *RWLock) tryRead(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
 	return l.acquire(ctx, sideRead, px, func() *redis.Cmd {
 		if waiting {
@@ -260,8 +260,8 @@ func (l *RWLock) tryRead(ctx context.Context, px time.Duration, waiting bool) (b
 }
 
 // tryWrite makes one write attempt; a waiting writer leaves its intent,
-// for intentPX, when refused, and sets the key's waiter flag when a writer
-// refused it.
+// for intentPX, when refused, and marks a RedisLock's hold (or sets the
+// key's waiter flag) when a writer refused it.
 func (l *RWLock) tryWrite(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
 	if !waiting {
 		return l.acquire(ctx, sideWrite, px, func() *redis.Cmd {

@@ -61,8 +61,8 @@ local busy
 if writer then
     busy = redis.call("PTTL", KEYS[1])
     -- A RedisLock's hold is marked (see acquire.lua).
-    if flag and #writer == 27 and string.byte(writer, 27) == 46 then
-        redis.call("SETRANGE", KEYS[1], 26, "!")
+    if flag and #writer == 27 and string.find(writer, "^[A-Z2-7]+%.$") then
+        redis.pcall("SETRANGE", KEYS[1], 26, "!")
     elseif flag and (#writer ~= 27 or string.byte(writer, 27) ~= 33)
         and redis.call("PTTL", flag) < tonumber(ARGV[5]) then
         redis.call("SET", flag, "1", "PX", ARGV[5])

@@ -22,22 +22,30 @@ const base32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 // separate waiter flag cost it a second key and about 2 µs of Redis per
 // cycle. Older tokens (26 characters, and every other lock's) are never
 // marked: their holders compare exactly, so a waiter flags them in a key
-// of their own, as before (see waiters.go).
+// of their own, as before (see waiters.go). A lock WithoutWakeups, which
+// announces nothing, ends its token with quietTokenEnd, which waiters never
+// mark either: its release may be the server's compare-and-delete command,
+// which compares exactly.
 const (
-	lockTokenLen = 27
-	lockTokenEnd = '.'
-	markedEnd    = '!'
+	lockTokenLen  = 27
+	lockTokenEnd  = '.'
+	markedEnd     = '!'
+	quietTokenEnd = '_'
 )
 
 // newLockToken returns a lock token: 26 base32 characters from crypto/rand
-// (as crypto/rand.Text makes them), then lockTokenEnd.
-func newLockToken() string {
+// (as crypto/rand.Text makes them), then lockTokenEnd, or quietTokenEnd
+// for a lock that announces no release.
+func newLockToken(quiet bool) string {
 	var b [lockTokenLen]byte
 	_, _ = rand.Read(b[:lockTokenLen-1]) // never fails: see newToken
 	for i := range lockTokenLen - 1 {
 		b[i] = base32[b[i]%32]
 	}
 	b[lockTokenLen-1] = lockTokenEnd
+	if quiet {
+		b[lockTokenLen-1] = quietTokenEnd
+	}
 	return string(b[:])
 }
 
@@ -48,5 +56,6 @@ func isOwnHold(held, token string) bool {
 		return true
 	}
 	n := len(token)
-	return n == lockTokenLen && len(held) == n && held[n-1] == markedEnd && held[:n-1] == token[:n-1]
+	return n == lockTokenLen && token[n-1] == lockTokenEnd &&
+		len(held) == n && held[n-1] == markedEnd && held[:n-1] == token[:n-1]
 }

@@ -6,13 +6,18 @@ import (
 )
 
 // TestNewLockToken: lock tokens are 26 characters of crypto/rand.Text's
-// alphabet and a 27th, ".", which a waiter's mark replaces; no two alike.
+// alphabet and a 27th, ".", which a waiter's mark replaces, or "_" for a
+// lock that announces nothing; no two alike.
 func TestNewLockToken(t *testing.T) {
 	seen := map[string]bool{}
-	for range 1000 {
-		tok := newLockToken()
-		if len(tok) != lockTokenLen || tok[26] != lockTokenEnd || strings.Trim(tok[:26], base32) != "" {
-			t.Fatalf("newLockToken() = %q", tok)
+	for i := range 1000 {
+		quiet, end := i%2 == 1, byte(lockTokenEnd)
+		if quiet {
+			end = quietTokenEnd
+		}
+		tok := newLockToken(quiet)
+		if len(tok) != lockTokenLen || tok[26] != end || strings.Trim(tok[:26], base32) != "" {
+			t.Fatalf("newLockToken(%v) = %q", quiet, tok)
 		}
 		if seen[tok] {
 			t.Fatalf("newLockToken() repeated %q", tok)
@@ -24,18 +29,21 @@ func TestNewLockToken(t *testing.T) {
 // TestIsOwnHold: a hold is a token's when it is the token or the token
 // marked; never a marked older token, another's, or a prefix.
 func TestIsOwnHold(t *testing.T) {
-	tok := newLockToken()
+	tok := newLockToken(false)
 	marked := tok[:26] + "!"
+	quiet := newLockToken(true)
 	for _, tc := range []struct {
 		held, token string
 		want        bool
 	}{
 		{tok, tok, true},
 		{marked, tok, true},
-		{newLockToken(), tok, false},
+		{newLockToken(false), tok, false},
+		{quiet[:26] + "!", quiet, false}, // a quiet token is never marked
 		{tok[:26], tok, false},
 		{tok + "!", tok, false},
 		{marked, marked, true},
+		{marked + "!", marked, false},
 		{"ABCDEFGHIJKLMNOPQRSTUVWXY!", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", false}, // older tokens are never marked
 		{"", tok, false},
 	} {

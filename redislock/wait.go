@@ -49,9 +49,10 @@ func WithBackoff(lo, hi time.Duration) Option {
 // A waiter does not poll: it subscribes to the lock's release channel
 // (one subscription per process and key, shared by all its waiters, made
 // before the try it follows so no release is missed) and tries again when
-// the holder releases: each refused try flags the key as waited on, in the
-// same script, and a release announces itself only while the key is
-// flagged, so releases nobody waits for cost no announcement. A jittered
+// the holder releases: each refused try marks the hold as waited on, in
+// the same script, a hold won by waiting starts marked (other waiters may
+// still wait), and a release announces itself only when it deletes a
+// marked hold, so releases nobody waits for cost no announcement. A jittered
 // back-off, never longer than the holder's remaining time, covers lost
 // notifications and locks left to expire.
 func (rl *RedisLock) AcquireWaitCtx(ctx context.Context, wait time.Duration) (bool, error) {

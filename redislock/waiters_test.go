@@ -106,11 +106,11 @@ func TestReleaseAnnouncesOnlyWhenWaited(t *testing.T) {
 	})
 }
 
-// TestWaiterFlagWakesLongBackoff: a waiter whose back-off would sleep at
+// TestWaitedHoldWakesLongBackoff: a waiter whose back-off would sleep at
 // least 5 s is woken by the release within 4 s, with exactly one
 // announcement, on both stores, with and without fencing (acquire.lua and
-// fence.lua set the flag), on one node and on a cluster.
-func TestWaiterFlagWakesLongBackoff(t *testing.T) {
+// fence.lua mark the hold, and set no flag), on one node and on a cluster.
+func TestWaitedHoldWakesLongBackoff(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	for _, b := range backends(t, srv) {
@@ -137,7 +137,7 @@ func TestWaiterFlagWakesLongBackoff(t *testing.T) {
 	})
 }
 
-// wakesLongBackoff runs TestWaiterFlagWakesLongBackoff on key: admin is
+// wakesLongBackoff runs TestWaitedHoldWakesLongBackoff on key: admin is
 // the key's server, client reaches the key.
 func wakesLongBackoff(t *testing.T, b backend, admin *redis.Client, client redis.Cmdable, key string, fencing bool) {
 	t.Helper()
@@ -278,11 +278,11 @@ func TestWaiterFlagNeverShortened(t *testing.T) {
 	})
 }
 
-// TestWaiterFlagOtherPrimitives: the primitives that wait on a key a
+// TestOtherPrimitivesMarkTheHold: the primitives that wait on a key a
 // RedisLock may hold (a MultiLock on its keys, both sides of an RWLock on
-// its key) flag it too, so the RedisLock's release wakes them: each, with
+// its key) mark its hold too, so the RedisLock's release wakes them: each, with
 // a back-off of at least 5 s, gets the key within 4 s of the release.
-func TestWaiterFlagOtherPrimitives(t *testing.T) {
+func TestOtherPrimitivesMarkTheHold(t *testing.T) {
 	srv := redistest.Start(t)
 	slow := redislock.WithBackoff(10*time.Second, 10*time.Second)
 	type waitFunc = func(ctx context.Context) (bool, error)
