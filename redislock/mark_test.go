@@ -284,3 +284,76 @@ func TestGoZeroLocksHoldNeverMarked(t *testing.T) {
 		mustRelease(t, waiter, true)
 	})
 }
+
+// TestWaiterMarksOnlyLockTokens: a waiter refused by a value that is not a
+// lock token leaves it alone, though it be 27 bytes ending in "." (a
+// stored record with a 10-byte result, a 27-character value of someone
+// else's): no waiter writes a value it does not own. With and without
+// fencing (acquire.lua, fence.lua), on both stores.
+func TestWaiterMarksOnlyLockTokens(t *testing.T) {
+	srv := redistest.Start(t)
+	eachBackend(t, srv, func(t *testing.T, b backend, admin *redis.Client, key string) {
+		ctx := context.Background()
+		for _, value := range []string{"\x00zerolock-record:result-10.", "abcdefghijklmnopqrstuvwxyz."} {
+			if len(value) != 27 {
+				t.Fatalf("test value %q is %d bytes", value, len(value))
+			}
+			for _, fencing := range []bool{false, true} {
+				if err := admin.Set(ctx, key, value, 30*time.Second).Err(); err != nil {
+					t.Fatal(err)
+				}
+				opts := []redislock.Option{redislock.WithBackoff(5*time.Millisecond, 20*time.Millisecond)}
+				if fencing {
+					opts = append(opts, redislock.WithFencing())
+				}
+				waiter := b.newLock(key, opts...)
+				waiter.SetExpire(30)
+				if ok, err := waiter.AcquireWaitCtx(ctx, 100*time.Millisecond); ok || err != nil {
+					t.Fatalf("AcquireWaitCtx() on %q = %v, %v; want false, nil", value, ok, err)
+				}
+				if got := admin.Get(ctx, key).Val(); got != value {
+					t.Fatalf("fencing=%v: a waiter changed %q into %q", fencing, value, got)
+				}
+			}
+		}
+	})
+}
+
+// TestWaiterWithoutSetRange: a user whose ACL forbids SETRANGE cannot mark
+// the hold it waits on; its waiting tries are still refused without an
+// error, and it gets the lock at its back-off once the holder releases.
+func TestWaiterWithoutSetRange(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	admin := srv.Client(t)
+	if err := admin.Do(ctx, "ACL", "SETUSER", "nosetrange", "on", ">pw", "~*", "&*", "+@all", "-setrange").Err(); err != nil {
+		t.Fatal(err)
+	}
+	limited := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "nosetrange", Password: "pw"})
+	t.Cleanup(func() { _ = limited.Close() })
+	key := "zerolock-test:" + t.Name()
+	holder := redislock.New(admin, key)
+	holder.SetExpire(30)
+	mustAcquire(t, holder, true)
+	waiter := redislock.New(limited, key, redislock.WithBackoff(5*time.Millisecond, 20*time.Millisecond))
+	waiter.SetExpire(30)
+	if ok, err := waiter.AcquireWaitCtx(ctx, 100*time.Millisecond); ok || err != nil {
+		t.Fatalf("AcquireWaitCtx() under a hold, without SETRANGE = %v, %v; want false, nil", ok, err)
+	}
+	if held := admin.Get(ctx, key).Val(); strings.HasSuffix(held, "!") {
+		t.Fatalf("a user without SETRANGE marked the hold: %q", held)
+	}
+	got := make(chan error, 1)
+	go func() {
+		ok, err := waiter.AcquireWaitCtx(ctx, 10*time.Second)
+		if err == nil && !ok {
+			err = context.DeadlineExceeded
+		}
+		got <- err
+	}()
+	mustRelease(t, holder, true)
+	if err := <-got; err != nil {
+		t.Fatalf("AcquireWaitCtx() after the release = %v", err)
+	}
+	mustRelease(t, waiter, true)
+}
