@@ -17,7 +17,7 @@ var ReleaseChannel = hub.Channel
 
 // HubWaiters counts this process's waiters on key's release channel.
 func HubWaiters(store Store, key string) int {
-	h := hub.For(wrapped(store), key)
+	h := hub.For(context.Background(), wrapped(store), key)
 	if h == nil {
 		return 0
 	}

@@ -191,7 +191,7 @@ type subscription struct {
 // server confirmed the subscription (see hub.Hub.Watch).
 func (s *subscription) listen(ctx context.Context, c *conn.Conn, key, channel string) {
 	*s = subscription{channel: channel}
-	if h := hub.For(c, key); h != nil {
+	if h := hub.For(ctx, c, key); h != nil {
 		s.hub, s.waiter = h, h.Watch(ctx, channel)
 		s.wake = s.waiter.Woken()
 	}

@@ -71,8 +71,12 @@ var hubs = struct {
 }{m: make(map[any]*Hub)}
 
 // For returns the hub that carries key's releases, or nil when the
-// store cannot subscribe (waiters then rely on back-off alone).
-func For(c *conn.Conn, key string) *Hub {
+// store cannot subscribe (waiters then rely on back-off alone). The first
+// call for a server probes it (a round trip, bounded by confirmTimeout);
+// For returns nil when ctx ends first, as a waiter's call must return by
+// its deadline however long the server stalls (WithDeadlineGuard), and the
+// probe's answer, when it comes, makes the hub for the next call.
+func For(ctx context.Context, c *conn.Conn, key string) *Hub {
 	var (
 		client pubsubClient
 		id     any
@@ -111,19 +115,30 @@ func For(c *conn.Conn, key string) *Hub {
 	if ok {
 		return h
 	}
-	// The probe is a round trip: not under the process-wide lock.
-	sharded, err := supportsSharded(client, key)
-	if err != nil {
-		return nil // unknown for now: back-off this time, ask again next time
-	}
-	hubs.Lock()
-	defer hubs.Unlock()
-	if h, ok := hubs.m[id]; ok {
+	// The probe is a round trip: not under the process-wide lock, and not
+	// past ctx.
+	made := make(chan *Hub, 1)
+	go func() {
+		sharded, err := supportsSharded(client, key)
+		if err != nil {
+			made <- nil // unknown for now: back-off this time, ask again next time
+			return
+		}
+		hubs.Lock()
+		defer hubs.Unlock()
+		h, ok := hubs.m[id]
+		if !ok {
+			h = &Hub{client: client, sharded: sharded, chans: make(map[string]*channel)}
+			hubs.m[id] = h
+		}
+		made <- h
+	}()
+	select {
+	case h := <-made:
 		return h
+	case <-ctx.Done():
+		return nil
 	}
-	h = &Hub{client: client, sharded: sharded, chans: make(map[string]*channel)}
-	hubs.m[id] = h
-	return h
 }
 
 // supportsSharded asks the server whether it knows SPUBLISH, as the release

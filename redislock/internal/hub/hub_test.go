@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ import (
 func hubOn(t *testing.T, key string) (*Hub, *redis.Client, string) {
 	t.Helper()
 	srv := redistest.Start(t)
-	h := For(wrapped(srv.Client(t)), key)
+	h := For(context.Background(), wrapped(srv.Client(t)), key)
 	if h == nil {
 		t.Fatal("no hub for a go-redis client of a real server")
 	}
@@ -135,7 +136,7 @@ func publish(t *testing.T, admin *redis.Client, ch string, sharded bool, payload
 func TestHubSubscribesOncePerChannel(t *testing.T) {
 	h, admin, a := hubOn(t, "zerolock-test:hub:a")
 	b := Channel("zerolock-test:hub:b")
-	if other := For(wrapped(h.client.(*redis.Client)), "zerolock-test:hub:b"); other != h {
+	if other := For(context.Background(), wrapped(h.client.(*redis.Client)), "zerolock-test:hub:b"); other != h {
 		t.Fatal("two keys of one server got two hubs")
 	}
 	if !h.sharded {
@@ -268,7 +269,7 @@ func TestHubWithoutShardedPubSub(t *testing.T) {
 	admin := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = admin.Close() })
 	key := "zerolock-test:hub:plain"
-	h := For(wrapped(client), key)
+	h := For(context.Background(), wrapped(client), key)
 	if h == nil || h.sharded {
 		t.Fatalf("hub %+v on a server without SPUBLISH; want one that uses SUBSCRIBE", h)
 	}
@@ -292,14 +293,14 @@ func TestHubFor(t *testing.T) {
 	srv := redistest.Start(t)
 	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": srv.Addr()}})
 	t.Cleanup(func() { _ = ring.Close() })
-	if h := For(wrapped(ring), "zerolock-test:hub:ring"); h != nil {
+	if h := For(context.Background(), wrapped(ring), "zerolock-test:hub:ring"); h != nil {
 		t.Error("a Ring got a hub")
 	}
 
 	newStore := func() conn.Store {
 		return gozero.New(zredis.MustNewRedis(zredis.RedisConf{Host: srv.Addr(), Type: zredis.NodeType, NonBlock: true, DisableIdentity: true}))
 	}
-	h1, h2 := For(wrapped(newStore()), "zerolock-test:hub:gz1"), For(wrapped(newStore()), "zerolock-test:hub:gz2")
+	h1, h2 := For(context.Background(), wrapped(newStore()), "zerolock-test:hub:gz1"), For(context.Background(), wrapped(newStore()), "zerolock-test:hub:gz2")
 	if h1 == nil || h1 != h2 {
 		t.Fatalf("go-zero stores of one address got hubs %p and %p; want one", h1, h2)
 	}
@@ -309,4 +310,46 @@ func TestHubFor(t *testing.T) {
 func wrapped(store conn.Store) *conn.Conn {
 	c := conn.Wrap(store)
 	return &c
+}
+
+// TestHubForBoundedByCtx: the first For of a server probes it; a server
+// that does not answer (here a listener that never replies) holds the
+// probe for confirmTimeout, but For returns nil when ctx ends, so a
+// waiter's call returns by its deadline (WithDeadlineGuard) however long
+// the server stalls.
+func TestHubForBoundedByCtx(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // read nothing, answer nothing
+		}
+	}()
+	client := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() {
+		_ = client.Close()
+		_ = ln.Close()
+		<-accepted
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if h := For(ctx, wrapped(client), "zerolock-test:hub:silent"); h != nil {
+		t.Error("a server that never answered got a hub")
+	}
+	if took := time.Since(start); took > confirmTimeout/2 {
+		t.Fatalf("For took %v with a 100 ms context; want it back by the context's end", took)
+	}
 }
