@@ -17,7 +17,13 @@ import (
 // before that try, any release after it wakes the waiter. A process's hub
 // wakes one waiter per release, so a hold that a waiting acquire wins
 // starts marked: its peers may still wait. The mark lives as long as the
-// hold, which the holder's scripts keep marked when they refresh it.
+// hold, which the holder's scripts keep marked when they refresh it. The
+// flag outlived holds, the mark does not: when a process's woken waiter
+// wins a hold that is not marked (it was made WithoutWakeups, or it is an
+// RWLock reader's share, which leaves the key alone) and another process
+// then takes the key without waiting, that holder's release announces
+// nothing, and the process's other waiters get the key at their back-off
+// (500 ms at most by default) instead of at once.
 //
 // A hold that cannot be marked, because its holder compares its token
 // exactly (go-zero's own lock, a zerolock from before lock tokens, an
