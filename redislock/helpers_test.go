@@ -1,6 +1,7 @@
 package redislock_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -59,4 +60,19 @@ func newGoZeroStore(t *testing.T, srv *redistest.Server) *zredis.Redis {
 // newZeroCluster is a go-zero cluster store that is never dialled.
 func newZeroCluster() *zredis.Redis {
 	return zredis.New("127.0.0.1:1", zredis.Cluster())
+}
+
+// inBackground runs a waiting acquire in a goroutine and delivers its
+// outcome: nil when it got the lock, context.DeadlineExceeded when its
+// wait passed first, else its error.
+func inBackground(acquire func() (bool, error)) <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		ok, err := acquire()
+		if err == nil && !ok {
+			err = context.DeadlineExceeded
+		}
+		got <- err
+	}()
+	return got
 }

@@ -263,14 +263,7 @@ func TestGoZeroLocksHoldNeverMarked(t *testing.T) {
 		held := admin.Get(ctx, key).Val()
 		waiter := b.newLock(key, redislock.WithBackoff(5*time.Millisecond, 20*time.Millisecond))
 		waiter.SetExpire(30)
-		got := make(chan error, 1)
-		go func() {
-			ok, err := waiter.AcquireWaitCtx(ctx, 10*time.Second)
-			if err == nil && !ok {
-				err = context.DeadlineExceeded
-			}
-			got <- err
-		}()
+		got := inBackground(func() (bool, error) { return waiter.AcquireWaitCtx(ctx, 10*time.Second) })
 		waitFlagged(t, admin, key)
 		if now := admin.Get(ctx, key).Val(); now != held {
 			t.Fatalf("go-zero's hold %q became %q under a waiter", held, now)
@@ -343,14 +336,7 @@ func TestWaiterWithoutSetRange(t *testing.T) {
 	if held := admin.Get(ctx, key).Val(); strings.HasSuffix(held, "!") {
 		t.Fatalf("a user without SETRANGE marked the hold: %q", held)
 	}
-	got := make(chan error, 1)
-	go func() {
-		ok, err := waiter.AcquireWaitCtx(ctx, 10*time.Second)
-		if err == nil && !ok {
-			err = context.DeadlineExceeded
-		}
-		got <- err
-	}()
+	got := inBackground(func() (bool, error) { return waiter.AcquireWaitCtx(ctx, 10*time.Second) })
 	mustRelease(t, holder, true)
 	if err := <-got; err != nil {
 		t.Fatalf("AcquireWaitCtx() after the release = %v", err)

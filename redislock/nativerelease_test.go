@@ -249,14 +249,7 @@ func TestNativeReleaseUnderWaiter(t *testing.T) {
 		mustAcquire(t, quiet, true)
 		waiter := b.newLock(key, redislock.WithBackoff(5*time.Millisecond, 20*time.Millisecond))
 		waiter.SetExpire(30)
-		got := make(chan error, 1)
-		go func() {
-			ok, err := waiter.AcquireWaitCtx(context.Background(), 10*time.Second)
-			if err == nil && !ok {
-				err = context.DeadlineExceeded
-			}
-			got <- err
-		}()
+		got := inBackground(func() (bool, error) { return waiter.AcquireWaitCtx(context.Background(), 10*time.Second) })
 		waitFlagged(t, admin, key)
 		dels := redistest.Calls(t, admin, "delifeq")
 		mustRelease(t, quiet, true) // DELIFEQ compares exactly: true only for an unmarked hold

@@ -151,14 +151,7 @@ func wakesLongBackoff(t *testing.T, b backend, admin *redis.Client, client redis
 	}
 	waiter := b.newLock(key, opts...)
 	waiter.SetExpire(60)
-	got := make(chan error, 1)
-	go func() {
-		ok, err := waiter.AcquireWaitCtx(context.Background(), 30*time.Second)
-		if err == nil && !ok {
-			err = context.DeadlineExceeded
-		}
-		got <- err
-	}()
+	got := inBackground(func() (bool, error) { return waiter.AcquireWaitCtx(context.Background(), 30*time.Second) })
 	waitFlagged(t, client, key)
 	if n, err := client.Exists(context.Background(), redislock.WaiterFlag(key)).Result(); n != 0 || err != nil {
 		t.Errorf("a waiter refused by a lock's hold set the waiter flag (exists=%d, %v); want the hold marked", n, err)
@@ -198,14 +191,7 @@ func TestWaiterFlagExpires(t *testing.T) {
 		holder := takeOlderHold(t, admin, key)
 		waiter := b.newLock(key, redislock.WithBackoff(5*time.Millisecond, 20*time.Millisecond))
 		waiter.SetExpire(30)
-		got := make(chan error, 1)
-		go func() {
-			ok, err := waiter.AcquireWaitCtx(context.Background(), 10*time.Second)
-			if err == nil && !ok {
-				err = context.DeadlineExceeded
-			}
-			got <- err
-		}()
+		got := inBackground(func() (bool, error) { return waiter.AcquireWaitCtx(context.Background(), 10*time.Second) })
 		waitFlagged(t, admin, key)
 		flag := redislock.WaiterFlag(key)
 		want := redislock.WaiterFlagTTL(5*time.Millisecond, 20*time.Millisecond)
@@ -309,14 +295,7 @@ func TestOtherPrimitivesMarkTheHold(t *testing.T) {
 				holder.SetExpire(60)
 				mustAcquire(t, holder, true)
 				acquire, release := w.make()
-				got := make(chan error, 1)
-				go func() {
-					ok, err := acquire(context.Background())
-					if err == nil && !ok {
-						err = context.DeadlineExceeded
-					}
-					got <- err
-				}()
+				got := inBackground(func() (bool, error) { return acquire(context.Background()) })
 				waitFlagged(t, admin, key)
 				mustRelease(t, holder, true)
 				select {

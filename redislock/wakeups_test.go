@@ -51,14 +51,7 @@ func TestWithoutWakeups(t *testing.T) {
 			mustAcquire(t, quiet, true)
 			waiter := b.newLock(key, redislock.WithBackoff(5*time.Millisecond, 20*time.Millisecond))
 			waiter.SetExpire(30)
-			got := make(chan error, 1)
-			go func() {
-				ok, err := waiter.AcquireWaitCtx(context.Background(), 10*time.Second)
-				if err == nil && !ok {
-					err = context.DeadlineExceeded
-				}
-				got <- err
-			}()
+			got := inBackground(func() (bool, error) { return waiter.AcquireWaitCtx(context.Background(), 10*time.Second) })
 			deadline := time.Now().Add(5 * time.Second)
 			for redislock.HubWaiters(b.store(), key) == 0 {
 				if time.Now().After(deadline) {
