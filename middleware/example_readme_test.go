@@ -20,6 +20,7 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/rest/httpx"
 
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/middleware"
 	"github.com/zerolock/zerolock/redislock"
 )
@@ -233,9 +234,10 @@ func TestReadmeServiceTestOnMiniredis(t *testing.T) {
 		}
 	}
 
-	// go-zero's default RedisConf, on a miniredis of its own (go-zero
-	// shares one client per address).
-	other := miniredis.RunT(t)
+	// go-zero's default RedisConf, on a miniredis of its own: go-zero
+	// keeps one client per address for the process, and this one sends
+	// CLIENT SETINFO.
+	other := redistest.Miniredis(t)
 	_, err := middleware.NewLockMiddleware(c.Lock, redis.MustNewRedis(redis.RedisConf{Host: other.Addr(), Type: redis.NodeType}))
 	if !errors.Is(err, redislock.ErrIdentityRejected) || !strings.Contains(err.Error(), "DisableIdentity: true") {
 		t.Fatalf("NewLockMiddleware on go-zero's default RedisConf and miniredis = %v, want ErrIdentityRejected naming the fix", err)

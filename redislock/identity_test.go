@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
@@ -64,7 +63,7 @@ func TestIdentityOnRealServer(t *testing.T) {
 // An unreachable server gets no verdict: the check says why and asks again
 // next time, and the lock's own error is the connection's.
 func TestIdentityUnreachableIsNotAVerdict(t *testing.T) {
-	mr := miniredis.RunT(t)
+	mr := redistest.Miniredis(t) // identity on: go-zero keeps its client for the address
 	addr := mr.Addr()
 	mr.Close()
 	store := zredis.New(addr)
@@ -111,10 +110,7 @@ func TestIdentityOtherErrorsAreNoVerdict(t *testing.T) {
 // check returns when its own context ends, not one after another behind a
 // probe that waits for go-redis's 3 s read timeout.
 func TestIdentityWaitersHonourTheirContexts(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := redistest.Listen(t) // identity on: go-zero keeps its client for the address
 	var (
 		mu    sync.Mutex
 		conns []net.Conn

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"
 	"github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
@@ -57,7 +56,7 @@ func TestIdentityRejectedLocksWorkAndWarnOnce(t *testing.T) {
 		name string
 		addr func(t *testing.T) string
 	}{
-		{"miniredis", func(t *testing.T) string { return miniredis.RunT(t).Addr() }},
+		{"miniredis", func(t *testing.T) string { return redistest.Miniredis(t).Addr() }},
 		{"redis-server", func(t *testing.T) string { return redistest.Start(t).Addr() }},
 	}
 	for _, srv := range servers {
@@ -156,7 +155,7 @@ func rejectsSetinfo(t *testing.T, addr string) bool {
 func TestIdentityOffNeedsNoProbe(t *testing.T) {
 	logs := captureErrorLogs(t)
 	var probes setinfoCounter
-	mr := miniredis.RunT(t)
+	mr := redistest.Miniredis(t) // hooked: go-zero keeps its client for the address
 	store := zredis.New(mr.Addr(), zredis.WithIdentity(), zredis.WithHook(&probes))
 	lock := redislock.NewRedisLock(store, "k")
 	mustAcquire(t, lock, true)
@@ -176,7 +175,7 @@ func TestIdentityOffNeedsNoProbe(t *testing.T) {
 // call failed with that answer.
 func TestIdentityNoVerdictLockWorks(t *testing.T) {
 	logs := captureErrorLogs(t)
-	mr := miniredis.RunT(t)
+	mr := redistest.Miniredis(t) // identity on and hooked: go-zero keeps its client for the address
 	mr.Server().SetPreHook(func(c *server.Peer, cmd string, args ...string) bool {
 		if cmd == "CLIENT" {
 			c.WriteError("ERR unsupported command 'client'")

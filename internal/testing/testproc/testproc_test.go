@@ -49,6 +49,31 @@ func TestFreePortNeverRepeats(t *testing.T) {
 	}
 }
 
+// A port-0 listener in the same process (miniredis.Run, httptest) never
+// gets a port FreePort hands out: a go-zero client made for a test's
+// server, with that test's hooks, would otherwise answer for the next
+// server on the address. FreePort's ports lie below the kernel's ephemeral
+// range, where port-0 listeners are never put.
+func TestFreePortNeverAKernelChoice(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Skipf("no ephemeral range to compare with: %v", err)
+	}
+	start, err := strconv.Atoi(strings.Fields(string(b))[0])
+	if err != nil || start < 12000 {
+		t.Skipf("ephemeral range %q leaves no room below it", b)
+	}
+	for i := 0; i < 100; i++ {
+		port, err := testproc.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if port >= start {
+			t.Fatalf("FreePort = %d, inside the ephemeral range from %d that port-0 listeners share", port, start)
+		}
+	}
+}
+
 // state returns the process state letter of pid from /proc ("S", "T", ...).
 func state(t *testing.T, pid int) string {
 	t.Helper()
