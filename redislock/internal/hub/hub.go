@@ -39,18 +39,30 @@ type pubsubClient interface {
 // waiter that gives up waiting still works, on back-off alone.
 const confirmTimeout = 2 * time.Second
 
+// probeRetry is how long For answers nil (back-off alone) after a probe of
+// a server failed, before it probes again: every probe holds a pool
+// connection until the server answers or the client's read timeout.
+const probeRetry = time.Second
+
 // A Hub is one process's subscription to one server (or, on a cluster, to
 // one slot's node): every waiter of every key there shares it, each key's
 // channel subscribed once and unsubscribed when its last waiter leaves.
-// With no channel left the connection is closed and its goroutine ends.
+// With no channel left the connection is closed and its goroutines end.
+//
+// The subscription's I/O is the hub's worker goroutine's alone, never done
+// under mu: a server that stalls (or a reconnect inside go-redis) holds the
+// worker, while Watch and Close only register and return by the waiter's
+// context, as WithDeadlineGuard needs.
 type Hub struct {
 	client  pubsubClient
 	sharded bool // SSUBSCRIBE (Redis 7+), as the release script's SPUBLISH
 
-	mu    sync.Mutex
-	ps    *redis.PubSub
-	done  chan struct{} // closed when ps's receive loop has ended
-	chans map[string]*channel
+	mu      sync.Mutex
+	chans   map[string]*channel // channels with waiters: what the worker subscribes to
+	subs    map[string]bool     // channels subscribed or asked for on ps: confirmed?
+	working bool                // the worker goroutine runs
+	ps      *redis.PubSub       // the worker's; nil when not connected
+	done    chan struct{}       // closed when ps's receive loop has ended
 }
 
 type channel struct {
@@ -65,17 +77,28 @@ type Waiter struct {
 	wake    chan struct{} // buffered: a release while the waiter was busy is kept
 }
 
+// probe is For's one question to a server whose hub is not known yet.
+type probe struct {
+	done     chan struct{} // closed with the answer
+	hub      *Hub          // the answer; nil when the probe failed
+	failedAt time.Time
+}
+
 var hubs = struct {
 	sync.Mutex
-	m map[any]*Hub
-}{m: make(map[any]*Hub)}
+	m      map[any]*Hub
+	probes map[any]*probe
+}{m: make(map[any]*Hub), probes: make(map[any]*probe)}
 
 // For returns the hub that carries key's releases, or nil when the
 // store cannot subscribe (waiters then rely on back-off alone). The first
-// call for a server probes it (a round trip, bounded by confirmTimeout);
-// For returns nil when ctx ends first, as a waiter's call must return by
-// its deadline however long the server stalls (WithDeadlineGuard), and the
-// probe's answer, when it comes, makes the hub for the next call.
+// call for a server probes it, one probe at a time however many callers
+// (a round trip, which go-redis bounds by the client's read timeout, not
+// by a context); For returns nil when ctx ends first, as a waiter's call
+// must return by its deadline however long the server stalls
+// (WithDeadlineGuard), and the probe's answer, when it comes, makes the
+// hub for the next call. After a failed probe For answers nil for
+// probeRetry before it asks again.
 func For(ctx context.Context, c *conn.Conn, key string) *Hub {
 	var (
 		client pubsubClient
@@ -110,45 +133,62 @@ func For(ctx context.Context, c *conn.Conn, key string) *Hub {
 		id = slotID{id, slot.Of(key)}
 	}
 	hubs.Lock()
-	h, ok := hubs.m[id]
-	hubs.Unlock()
-	if ok {
+	if h, ok := hubs.m[id]; ok {
+		hubs.Unlock()
 		return h
 	}
-	// The probe is a round trip: not under the process-wide lock, and not
-	// past ctx.
-	made := make(chan *Hub, 1)
-	go func() {
-		sharded, err := supportsSharded(client, key)
-		if err != nil {
-			made <- nil // unknown for now: back-off this time, ask again next time
-			return
+	p := hubs.probes[id]
+	if p != nil && !p.failedAt.IsZero() {
+		if time.Since(p.failedAt) < probeRetry {
+			hubs.Unlock()
+			return nil
 		}
-		hubs.Lock()
-		defer hubs.Unlock()
-		h, ok := hubs.m[id]
-		if !ok {
-			h = &Hub{client: client, sharded: sharded, chans: make(map[string]*channel)}
-			hubs.m[id] = h
-		}
-		made <- h
-	}()
+		p = nil
+	}
+	if p == nil {
+		// The probe is a round trip: not under the process-wide lock, and
+		// not past ctx.
+		p = &probe{done: make(chan struct{})}
+		hubs.probes[id] = p
+		go p.ask(id, client, key)
+	}
+	hubs.Unlock()
 	select {
-	case h := <-made:
-		return h
+	case <-p.done:
+		return p.hub
 	case <-ctx.Done():
 		return nil
 	}
 }
 
+// ask probes the server and records the answer for For's callers.
+func (p *probe) ask(id any, client pubsubClient, key string) {
+	sharded, err := supportsSharded(client, key)
+	hubs.Lock()
+	defer hubs.Unlock()
+	if err != nil {
+		p.failedAt = time.Now() // unknown for now: back-off until probeRetry passed
+	} else {
+		p.hub = &Hub{client: client, sharded: sharded, chans: make(map[string]*channel), subs: make(map[string]bool)}
+		hubs.m[id] = p.hub
+		delete(hubs.probes, id)
+	}
+	close(p.done)
+}
+
+// probePayload is what the probe publishes on a key's release channel (as
+// the release script would, so an ACL that allows one allows the other);
+// hubs ignore it.
+const probePayload = "probe"
+
 // supportsSharded asks the server whether it knows SPUBLISH, as the release
 // script does, so that waiters listen where releases are announced. An
 // error other than "unknown command" (the server is down, or the ACL
-// forbids the probe's channel) is returned: the answer is unknown.
+// forbids the release channel) is returned: the answer is unknown.
 func supportsSharded(client pubsubClient, key string) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), confirmTimeout)
 	defer cancel()
-	err := client.Do(ctx, "spublish", Channel(key), "probe").Err()
+	err := client.Do(ctx, "spublish", Channel(key), probePayload).Err()
 	switch {
 	case err == nil:
 		return true, nil
@@ -159,8 +199,9 @@ func supportsSharded(client pubsubClient, key string) (bool, error) {
 }
 
 // Watch registers a waiter on channel and returns once the server has
-// confirmed the subscription (or confirmTimeout passed), so that a release
-// after the waiter's next try cannot be missed.
+// confirmed the subscription, or when ctx ends or confirmTimeout passed,
+// so that a release after the waiter's next try cannot be missed. It does
+// no I/O itself: the hub's worker subscribes.
 func (h *Hub) Watch(ctx context.Context, ch string) *Waiter {
 	w := &Waiter{hub: h, channel: ch, wake: make(chan struct{}, 1)}
 	h.mu.Lock()
@@ -168,7 +209,11 @@ func (h *Hub) Watch(ctx context.Context, ch string) *Waiter {
 	if !ok {
 		c = &channel{confirmed: make(chan struct{})}
 		h.chans[ch] = c
-		h.subscribe(ctx, ch)
+		if h.subs[ch] {
+			close(c.confirmed) // still subscribed: the worker has not left it yet
+		} else {
+			h.work()
+		}
 	}
 	c.waiters = append(c.waiters, w)
 	h.mu.Unlock()
@@ -183,34 +228,15 @@ func (h *Hub) Watch(ctx context.Context, ch string) *Waiter {
 	return w
 }
 
-// subscribe adds ch to the connection, opening it (and its receive loop)
-// for the first channel. The connection is opened with the channel, so a
-// cluster client connects to the node of the channel's slot. h.mu is held.
-func (h *Hub) subscribe(ctx context.Context, ch string) {
-	if h.ps != nil {
-		if h.sharded {
-			_ = h.ps.SSubscribe(ctx, ch)
-		} else {
-			_ = h.ps.Subscribe(ctx, ch)
-		}
-		return
-	}
-	if h.sharded {
-		h.ps = h.client.SSubscribe(ctx, ch)
-	} else {
-		h.ps = h.client.Subscribe(ctx, ch)
-	}
-	h.done = make(chan struct{})
-	go h.receive(h.ps, h.done)
-}
-
-// Close unregisters the waiter; the last waiter of a channel unsubscribes
-// it, and the last channel closes the connection and waits for its loop.
+// Close unregisters the waiter; the hub's worker unsubscribes a channel
+// whose last waiter left, and closes the connection with the last one.
 // A wake the waiter did not use (it got the lock another way, or gave up)
-// goes to the next waiter, so no release is lost to a departure.
+// goes to the next waiter, so no release is lost to a departure. It does
+// no I/O.
 func (w *Waiter) Close() {
 	h := w.hub
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	c := h.chans[w.channel]
 	for i, other := range c.waiters {
 		if other == w {
@@ -223,23 +249,87 @@ func (w *Waiter) Close() {
 		c.wakeOne()
 	default:
 	}
-	var done chan struct{}
 	if len(c.waiters) == 0 {
 		delete(h.chans, w.channel)
-		ctx := context.Background()
-		if h.sharded {
-			_ = h.ps.SUnsubscribe(ctx, w.channel)
-		} else {
-			_ = h.ps.Unsubscribe(ctx, w.channel)
+		h.work()
+	}
+}
+
+// work starts the worker unless it runs. h.mu is held.
+func (h *Hub) work() {
+	if !h.working {
+		h.working = true
+		go h.worker()
+	}
+}
+
+// worker brings the connection's subscriptions to the channels waiters
+// have, until they agree: it subscribes the new ones (opening the
+// connection, and its receive loop, with the first: a cluster client
+// connects to the node of their slot), unsubscribes the ones left, and
+// closes the connection when no channel is left.
+func (h *Hub) worker() {
+	ctx := context.Background()
+	for {
+		h.mu.Lock()
+		var add, drop []string
+		for ch := range h.chans {
+			if _, ok := h.subs[ch]; !ok {
+				add = append(add, ch)
+				h.subs[ch] = false
+			}
 		}
-		if len(h.chans) == 0 {
-			_ = h.ps.Close()
+		for ch := range h.subs {
+			if _, ok := h.chans[ch]; !ok {
+				drop = append(drop, ch)
+				delete(h.subs, ch)
+			}
+		}
+		ps, closing := h.ps, len(h.chans) == 0 && h.ps != nil
+		var done chan struct{}
+		if closing {
 			h.ps, done = nil, h.done
 		}
-	}
-	h.mu.Unlock()
-	if done != nil {
-		<-done
+		if len(add) == 0 && len(drop) == 0 && !closing {
+			h.working = false
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+
+		switch {
+		case closing:
+			_ = ps.Close()
+			<-done
+		case ps == nil && len(add) > 0:
+			// Opened with its channels (a cluster client connects to the
+			// node of their slot), then read: a receive loop on a
+			// connection with no channel would open it anywhere.
+			if h.sharded {
+				ps = h.client.SSubscribe(ctx, add...)
+			} else {
+				ps = h.client.Subscribe(ctx, add...)
+			}
+			h.mu.Lock()
+			h.ps, h.done = ps, make(chan struct{})
+			go h.receive(ps, h.done)
+			h.mu.Unlock()
+		case ps != nil:
+			if len(add) > 0 {
+				if h.sharded {
+					_ = ps.SSubscribe(ctx, add...)
+				} else {
+					_ = ps.Subscribe(ctx, add...)
+				}
+			}
+			if len(drop) > 0 {
+				if h.sharded {
+					_ = ps.SUnsubscribe(ctx, drop...)
+				} else {
+					_ = ps.Unsubscribe(ctx, drop...)
+				}
+			}
+		}
 	}
 }
 
@@ -262,13 +352,16 @@ func (h *Hub) receive(ps *redis.PubSub, done chan struct{}) {
 		case *redis.Subscription:
 			switch m.Kind {
 			case "subscribe", "ssubscribe":
-				h.confirm(m.Channel)
+				h.confirm(ps, m.Channel)
 			case "sunsubscribe":
 				// Redis drops shard subscriptions when a slot moves or its
 				// master fails over; one still wanted is made again.
 				h.resubscribe(ps, m.Channel)
 			}
 		case *redis.Message:
+			if m.Payload == probePayload {
+				continue // another process's For asking whether SPUBLISH exists
+			}
 			if m.Payload == WakeAllPayload {
 				h.wakeEvery(m.Channel)
 			} else {
@@ -278,17 +371,18 @@ func (h *Hub) receive(ps *redis.PubSub, done chan struct{}) {
 	}
 }
 
-// resubscribe subscribes again to a shard channel the server dropped while
-// waiters still need it, and sends them to try (a release may have gone
-// unheard meanwhile).
+// resubscribe has the worker subscribe again to a shard channel the
+// server dropped while waiters still need it, and sends them to try (a
+// release may have gone unheard meanwhile).
 func (h *Hub) resubscribe(ps *redis.PubSub, ch string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, ok := h.chans[ch]
-	if !ok || h.ps != ps {
-		return // unsubscribed on purpose
+	if _, asked := h.subs[ch]; !ok || !asked || h.ps != ps {
+		return // unsubscribed on purpose, or already asked again
 	}
-	_ = ps.SSubscribe(context.Background(), ch)
+	delete(h.subs, ch)
+	h.work()
 	for _, w := range c.waiters {
 		w.notify()
 	}
@@ -300,9 +394,15 @@ func (h *Hub) closed(ps *redis.PubSub) bool {
 	return h.ps != ps
 }
 
-func (h *Hub) confirm(ch string) {
+func (h *Hub) confirm(ps *redis.PubSub, ch string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.ps != ps {
+		return // a connection the worker has closed
+	}
+	if _, asked := h.subs[ch]; asked {
+		h.subs[ch] = true
+	}
 	if c, ok := h.chans[ch]; ok {
 		select {
 		case <-c.confirmed:

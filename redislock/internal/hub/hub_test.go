@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,9 +177,7 @@ func TestHubSubscribesOncePerChannel(t *testing.T) {
 		t.Fatal("the hub closed its connection while a channel has a waiter")
 	}
 	b1.Close()
-	if connected(h) {
-		t.Fatal("the hub keeps its connection with no channel left")
-	}
+	eventually(t, "the hub let its connection go with no channel left", func() bool { return !connected(h) })
 	eventually(t, "the hub's connection closed", func() bool { return pubsubClients() == 0 })
 }
 
@@ -216,6 +216,28 @@ func TestHubWakesOneWaiterPerRelease(t *testing.T) {
 	}
 	if pending(w3) {
 		t.Fatal("a release woke a waiter of another channel")
+	}
+}
+
+// TestHubIgnoresProbes: For's probe publishes on a key's release channel
+// (where an ACL that lets releases through lets it through too); it wakes
+// no waiter, so a probe from another process never sends one to Redis for
+// nothing, nor takes the place of the next release's wake.
+func TestHubIgnoresProbes(t *testing.T) {
+	h, admin, ch := hubOn(t, "zerolock-test:hub:probe")
+	marker := Channel("zerolock-test:hub:probe-marker")
+	w1, w2, last := watching(t, h, ch), watching(t, h, ch), watching(t, h, marker)
+	publish(t, admin, ch, h.sharded, probePayload)
+	publish(t, admin, ch, h.sharded, "released")
+	publish(t, admin, marker, h.sharded, "released")
+	if !woken(last) { // one connection, in order: the two before are read
+		t.Fatal("the marker's release did not wake its waiter")
+	}
+	if !pending(w1) {
+		t.Fatal("the release did not reach the first waiter")
+	}
+	if pending(w2) {
+		t.Fatal("the probe woke a waiter: the release after it went to a second one")
 	}
 }
 
@@ -310,6 +332,146 @@ func TestHubFor(t *testing.T) {
 func wrapped(store conn.Store) *conn.Conn {
 	c := conn.Wrap(store)
 	return &c
+}
+
+// silentServer is a listener that accepts connections and never answers,
+// as a stalled server does; it and its connections close when t ends.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	ln := redistest.Listen(t)
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-accepted
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestHubWatchBoundedByCtx: subscribing to a server that stalls (here, one
+// that never answers the new connection's HELLO, which go-redis waits for
+// up to its 3 s read timeout) holds the hub's worker, not its callers:
+// Watch returns when its context ends, a second Watch of another channel
+// does too, and Close returns at once, so a waiting acquire returns by its
+// deadline (WithDeadlineGuard). Before, the subscription's I/O ran in
+// Watch, under the lock every waiter of the hub takes.
+func TestHubWatchBoundedByCtx(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: silentServer(t), MaxRetries: -1, DisableIdentity: true})
+	t.Cleanup(func() { _ = client.Close() })
+	h := &Hub{client: client, sharded: true, chans: make(map[string]*channel), subs: make(map[string]bool)}
+	watch := func(ch string) (*Waiter, time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		w := h.Watch(ctx, ch)
+		return w, time.Since(start)
+	}
+	w1, took1 := watch(Channel("zerolock-test:hub:stall-a"))
+	defer w1.Close()
+	w2, took2 := watch(Channel("zerolock-test:hub:stall-b"))
+	for i, took := range []time.Duration{took1, took2} {
+		if took > confirmTimeout/2 {
+			t.Fatalf("Watch %d took %v with a 100 ms context; want it back by the context's end", i+1, took)
+		}
+	}
+	start := time.Now()
+	w2.Close()
+	if took := time.Since(start); took > confirmTimeout/2 {
+		t.Fatalf("Close took %v while the server stalls; want it at once", took)
+	}
+}
+
+// TestHubForProbesOnce: however many waiting calls find no hub for a
+// server, one probe at a time asks it (each holds a pool connection until
+// the server answers); calls that come while it is out return by their own
+// contexts, and after it failed For answers nil for probeRetry without
+// asking again.
+func TestHubForProbesOnce(t *testing.T) {
+	var probes atomic.Int64
+	client := redis.NewClient(&redis.Options{Addr: silentServer(t), MaxRetries: -1, Protocol: 2, DisableIdentity: true,
+		ReadTimeout: 300 * time.Millisecond})
+	client.AddHook(countHook{"spublish", &probes})
+	t.Cleanup(func() { _ = client.Close() })
+	c := wrapped(client)
+	for i := 0; i < 5; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		if h := For(ctx, c, "zerolock-test:hub:probe-once"); h != nil {
+			t.Fatal("a server that never answered got a hub")
+		}
+		cancel()
+	}
+	eventually(t, "the probe was sent", func() bool { return probes.Load() >= 1 })
+	if n := probes.Load(); n != 1 {
+		t.Fatalf("%d probes of one server; want one at a time", n)
+	}
+	eventually(t, "the probe failed on the read timeout", func() bool {
+		hubs.Lock()
+		defer hubs.Unlock()
+		p := hubs.probes[any(client)]
+		return p != nil && !p.failedAt.IsZero()
+	})
+	if h := For(context.Background(), c, "zerolock-test:hub:probe-once"); h != nil {
+		t.Fatal("a server whose probe failed got a hub")
+	}
+	if n := probes.Load(); n != 1 {
+		t.Fatalf("For probed again %d times right after a failed probe; want it to wait probeRetry", n-1)
+	}
+}
+
+// TestHubForAfterShortContext: a call whose context ends before the probe's
+// answer gets no hub, and the next call gets the hub that answer made.
+func TestHubForAfterShortContext(t *testing.T) {
+	srv := redistest.Start(t)
+	c := wrapped(srv.Client(t))
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if h := For(ended, c, "zerolock-test:hub:short"); h != nil {
+		t.Log("the probe answered before the ended context was seen")
+	}
+	if h := For(context.Background(), c, "zerolock-test:hub:short"); h == nil {
+		t.Fatal("no hub for a real server after a call whose context had ended")
+	}
+}
+
+// countHook counts the commands named name.
+type countHook struct {
+	name string
+	n    *atomic.Int64
+}
+
+func (countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == h.name {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
 // TestHubForBoundedByCtx: the first For of a server probes it; a server
