@@ -57,9 +57,13 @@ type Hub struct {
 	client  pubsubClient
 	sharded bool // SSUBSCRIBE (Redis 7+), as the release script's SPUBLISH
 
-	mu      sync.Mutex
-	chans   map[string]*channel // channels with waiters: what the worker subscribes to
-	subs    map[string]bool     // channels subscribed or asked for on ps: confirmed?
+	mu    sync.Mutex
+	chans map[string]*channel // channels with waiters: what the worker subscribes to
+	subs  map[string]bool     // channels subscribed or asked for on ps: confirmed?
+	// leaving counts the unsubscribe replies still due per channel: a
+	// subscribe reply read before them answers a subscription since left,
+	// not the one a new waiter asked for.
+	leaving map[string]int
 	working bool                // the worker goroutine runs
 	ps      *redis.PubSub       // the worker's; nil when not connected
 	done    chan struct{}       // closed when ps's receive loop has ended
@@ -68,6 +72,21 @@ type Hub struct {
 type channel struct {
 	waiters   []*Waiter     // in arrival order
 	confirmed chan struct{} // closed when the server confirmed the subscription
+	// rewake: the subscription was lost (a reconnect, a dropped shard
+	// channel) and is asked for again; its confirmation sends the waiters
+	// to try, as a release may have gone unheard meanwhile.
+	rewake bool
+}
+
+// unconfirm makes new waiters wait for the subscription asked for again,
+// and has its confirmation wake the waiters. h.mu is held.
+func (c *channel) unconfirm() {
+	select {
+	case <-c.confirmed:
+		c.confirmed = make(chan struct{})
+	default:
+	}
+	c.rewake = true
 }
 
 // A Waiter is one waiting acquire's registration on its key's channel.
@@ -146,6 +165,14 @@ func For(ctx context.Context, c *conn.Conn, key string) *Hub {
 		p = nil
 	}
 	if p == nil {
+		// Failed probes are kept for probeRetry: those past it go, so that
+		// servers nobody waits on any more do not stay (a cluster has a
+		// hub id per slot).
+		for other, q := range hubs.probes {
+			if !q.failedAt.IsZero() && time.Since(q.failedAt) >= probeRetry {
+				delete(hubs.probes, other)
+			}
+		}
 		// The probe is a round trip: not under the process-wide lock, and
 		// not past ctx.
 		p = &probe{done: make(chan struct{})}
@@ -169,11 +196,16 @@ func (p *probe) ask(id any, client pubsubClient, key string) {
 	if err != nil {
 		p.failedAt = time.Now() // unknown for now: back-off until probeRetry passed
 	} else {
-		p.hub = &Hub{client: client, sharded: sharded, chans: make(map[string]*channel), subs: make(map[string]bool)}
+		p.hub = newHub(client, sharded)
 		hubs.m[id] = p.hub
 		delete(hubs.probes, id)
 	}
 	close(p.done)
+}
+
+func newHub(client pubsubClient, sharded bool) *Hub {
+	return &Hub{client: client, sharded: sharded, chans: make(map[string]*channel),
+		subs: make(map[string]bool), leaving: make(map[string]int)}
 }
 
 // probePayload is what the probe publishes on a key's release channel (as
@@ -216,12 +248,13 @@ func (h *Hub) Watch(ctx context.Context, ch string) *Waiter {
 		}
 	}
 	c.waiters = append(c.waiters, w)
+	confirmed := c.confirmed
 	h.mu.Unlock()
 
 	timer := time.NewTimer(confirmTimeout)
 	defer timer.Stop()
 	select {
-	case <-c.confirmed:
+	case <-confirmed:
 	case <-ctx.Done():
 	case <-timer.C:
 	}
@@ -283,12 +316,14 @@ func (h *Hub) worker() {
 			if _, ok := h.chans[ch]; !ok {
 				drop = append(drop, ch)
 				delete(h.subs, ch)
+				h.leaving[ch]++
 			}
 		}
 		ps, closing := h.ps, len(h.chans) == 0 && h.ps != nil
 		var done chan struct{}
 		if closing {
 			h.ps, done = nil, h.done
+			clear(h.leaving) // no reply of ps is read any more
 		}
 		if len(add) == 0 && len(drop) == 0 && !closing {
 			h.working = false
@@ -344,7 +379,7 @@ func (h *Hub) receive(ps *redis.PubSub, done chan struct{}) {
 			if errors.Is(err, redis.ErrClosed) || h.closed(ps) {
 				return
 			}
-			h.wakeAll()
+			h.lost(ps, err)
 			time.Sleep(50 * time.Millisecond) // do not spin on a dead server
 			continue
 		}
@@ -353,10 +388,8 @@ func (h *Hub) receive(ps *redis.PubSub, done chan struct{}) {
 			switch m.Kind {
 			case "subscribe", "ssubscribe":
 				h.confirm(ps, m.Channel)
-			case "sunsubscribe":
-				// Redis drops shard subscriptions when a slot moves or its
-				// master fails over; one still wanted is made again.
-				h.resubscribe(ps, m.Channel)
+			case "unsubscribe", "sunsubscribe":
+				h.unsubscribed(ps, m.Channel)
 			}
 		case *redis.Message:
 			if m.Payload == probePayload {
@@ -371,20 +404,61 @@ func (h *Hub) receive(ps *redis.PubSub, done chan struct{}) {
 	}
 }
 
-// resubscribe has the worker subscribe again to a shard channel the
-// server dropped while waiters still need it, and sends them to try (a
-// release may have gone unheard meanwhile).
-func (h *Hub) resubscribe(ps *redis.PubSub, ch string) {
+// unsubscribed handles an unsubscribe reply: the answer to the worker's
+// own, or, for a shard channel, the server dropping it (a slot moved or
+// its master failed over). One dropped while waiters still need it is
+// asked for again, and they are sent to try (a release may have gone
+// unheard meanwhile), now and once it is confirmed.
+func (h *Hub) unsubscribed(ps *redis.PubSub, ch string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.ps != ps {
+		return
+	}
+	if n := h.leaving[ch]; n > 0 {
+		if n == 1 {
+			delete(h.leaving, ch)
+		} else {
+			h.leaving[ch] = n - 1
+		}
+		return
+	}
 	c, ok := h.chans[ch]
-	if _, asked := h.subs[ch]; !ok || !asked || h.ps != ps {
-		return // unsubscribed on purpose, or already asked again
+	if _, asked := h.subs[ch]; !ok || !asked {
+		return
 	}
 	delete(h.subs, ch)
+	c.unconfirm()
 	h.work()
 	for _, w := range c.waiters {
 		w.notify()
+	}
+}
+
+// lost handles an error from the connection's receive: go-redis redials
+// and subscribes every channel again, so the subscriptions are unconfirmed
+// until the server says so, the unsubscribe replies due are lost, and
+// every waiter is sent to try, now and once its channel is confirmed.
+func (h *Hub) lost(ps *redis.PubSub, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ps != ps {
+		return
+	}
+	var reply redis.Error
+	if !errors.As(err, &reply) { // the connection broke, not a command
+		clear(h.leaving)
+		for ch := range h.subs {
+			h.subs[ch] = false
+		}
+		for _, c := range h.chans {
+			c.unconfirm()
+		}
+	}
+	for _, c := range h.chans {
+		for _, w := range c.waiters {
+			w.notify()
+		}
 	}
 }
 
@@ -397,13 +471,20 @@ func (h *Hub) closed(ps *redis.PubSub) bool {
 func (h *Hub) confirm(ps *redis.PubSub, ch string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.ps != ps {
-		return // a connection the worker has closed
+	if h.ps != ps || h.leaving[ch] > 0 {
+		return // a connection the worker has closed, or a subscription since left
 	}
-	if _, asked := h.subs[ch]; asked {
-		h.subs[ch] = true
+	if _, asked := h.subs[ch]; !asked {
+		return
 	}
+	h.subs[ch] = true
 	if c, ok := h.chans[ch]; ok {
+		if c.rewake {
+			c.rewake = false
+			for _, w := range c.waiters {
+				w.notify()
+			}
+		}
 		select {
 		case <-c.confirmed:
 		default:
@@ -447,18 +528,6 @@ func (c *channel) wakeOne() {
 		case w.wake <- struct{}{}:
 			return
 		default:
-		}
-	}
-}
-
-// wakeAll sends every waiter to try again, after a reconnect that may have
-// lost releases.
-func (h *Hub) wakeAll() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, c := range h.chans {
-		for _, w := range c.waiters {
-			w.notify()
 		}
 	}
 }

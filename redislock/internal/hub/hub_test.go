@@ -1,8 +1,11 @@
 package hub
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -378,7 +381,7 @@ func silentServer(t *testing.T) string {
 func TestHubWatchBoundedByCtx(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: silentServer(t), MaxRetries: -1, DisableIdentity: true})
 	t.Cleanup(func() { _ = client.Close() })
-	h := &Hub{client: client, sharded: true, chans: make(map[string]*channel), subs: make(map[string]bool)}
+	h := newHub(client, true)
 	watch := func(ch string) (*Waiter, time.Duration) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
@@ -439,10 +442,14 @@ func TestHubForProbesOnce(t *testing.T) {
 }
 
 // TestHubForAfterShortContext: a call whose context ends before the probe's
-// answer gets no hub, and the next call gets the hub that answer made.
+// answer gets no hub, and the next call gets the hub that answer made,
+// without a probe of its own.
 func TestHubForAfterShortContext(t *testing.T) {
 	srv := redistest.Start(t)
-	c := wrapped(srv.Client(t))
+	client := srv.Client(t)
+	var probes atomic.Int64
+	client.AddHook(countHook{"spublish", &probes})
+	c := wrapped(client)
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
 	if h := For(ended, c, "zerolock-test:hub:short"); h != nil {
@@ -450,6 +457,9 @@ func TestHubForAfterShortContext(t *testing.T) {
 	}
 	if h := For(context.Background(), c, "zerolock-test:hub:short"); h == nil {
 		t.Fatal("no hub for a real server after a call whose context had ended")
+	}
+	if n := probes.Load(); n != 1 {
+		t.Fatalf("%d probes for two calls; want the first call's, shared", n)
 	}
 }
 
@@ -513,5 +523,176 @@ func TestHubForBoundedByCtx(t *testing.T) {
 	}
 	if took := time.Since(start); took > confirmTimeout/2 {
 		t.Fatalf("For took %v with a 100 ms context; want it back by the context's end", took)
+	}
+}
+
+// fakeServer is one pub/sub connection's server whose subscription replies
+// the test sends, in its own order and time: commands arrive on cmds, and
+// reply writes RESP to the connection. Any other command is answered OK.
+type fakeServer struct {
+	cmds chan []string
+	conn chan net.Conn
+}
+
+func startFakeServer(t *testing.T) (*fakeServer, string) {
+	t.Helper()
+	ln := redistest.Listen(t)
+	f := &fakeServer{cmds: make(chan []string, 16), conn: make(chan net.Conn, 1)}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		f.conn <- c
+		r := bufio.NewReader(c)
+		for {
+			cmd, err := readCommand(r)
+			if err != nil {
+				return
+			}
+			switch strings.ToLower(cmd[0]) {
+			case "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe":
+				f.cmds <- cmd
+			case "hello": // as Redis 5 answers: go-redis goes on in RESP2
+				_, _ = c.Write([]byte("-ERR unknown command 'hello'\r\n"))
+			default:
+				_, _ = c.Write([]byte("+OK\r\n"))
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		select {
+		case c := <-f.conn:
+			_ = c.Close()
+		default:
+		}
+		<-served
+	})
+	return f, ln.Addr().String()
+}
+
+// readCommand reads one RESP array of bulk strings.
+func readCommand(r *bufio.Reader) ([]string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(line[1:]))
+	if err != nil {
+		return nil, err
+	}
+	cmd := make([]string, n)
+	for i := range cmd {
+		if _, err := r.ReadString('\n'); err != nil { // $len
+			return nil, err
+		}
+		arg, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		cmd[i] = strings.TrimSuffix(arg, "\r\n")
+	}
+	return cmd, nil
+}
+
+// expect waits for the next subscription command and checks it.
+func (f *fakeServer) expect(t *testing.T, kind, ch string) {
+	t.Helper()
+	select {
+	case cmd := <-f.cmds:
+		if len(cmd) != 2 || strings.ToLower(cmd[0]) != kind || cmd[1] != ch {
+			t.Fatalf("the hub sent %q, want %s %s", cmd, kind, ch)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the hub did not send %s %s", kind, ch)
+	}
+}
+
+// reply sends push replies of (kind, channel, payload) triples; a payload
+// of "" is a subscription count of 1.
+func (f *fakeServer) reply(t *testing.T, c net.Conn, triples ...string) {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; i < len(triples); i += 3 {
+		kind, ch, payload := triples[i], triples[i+1], triples[i+2]
+		fmt.Fprintf(&b, "*3\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(kind), kind, len(ch), ch)
+		if payload == "" {
+			b.WriteString(":1\r\n")
+		} else {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(payload), payload)
+		}
+	}
+	if _, err := c.Write([]byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHubStaleConfirmation: a waiter that gave up before its channel was
+// confirmed left, and a new waiter of the channel came while the
+// unsubscribe was due. The first subscription's reply, read before the
+// unsubscribe's, does not confirm the new waiter's (the server then drops
+// the channel, and a release before the new subscription would be lost
+// to it); the unsubscribe's reply is the hub's own, not the server
+// dropping a shard channel, so it wakes nobody; the new subscription's
+// reply confirms. Before, the stale reply returned the new waiter's Watch
+// while the server was about to leave the channel.
+func TestHubStaleConfirmation(t *testing.T) {
+	f, addr := startFakeServer(t)
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { _ = client.Close() })
+	h := newHub(client, true)
+	ch, marker := Channel("zerolock-test:hub:stale"), Channel("zerolock-test:hub:stale-marker")
+
+	watched := make(chan *Waiter, 2)
+	watch := func(ch string, d time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		watched <- h.Watch(ctx, ch)
+	}
+	go watch(marker, 5*time.Second)
+	f.expect(t, "ssubscribe", marker)
+	var conn net.Conn
+	select {
+	case conn = <-f.conn:
+		f.conn <- conn // for the cleanup
+	case <-time.After(5 * time.Second):
+		t.Fatal("no connection")
+	}
+	f.reply(t, conn, "ssubscribe", marker, "")
+	m := <-watched
+	defer m.Close()
+
+	go watch(ch, 50*time.Millisecond)
+	f.expect(t, "ssubscribe", ch)
+	a := <-watched // gave up unconfirmed
+	a.Close()
+	f.expect(t, "sunsubscribe", ch)
+	go watch(ch, 5*time.Second)
+	f.expect(t, "ssubscribe", ch)
+
+	f.reply(t, conn, "ssubscribe", ch, "", "sunsubscribe", ch, "", "smessage", marker, "released")
+	if !woken(m) { // one connection, in order: the replies before it are read
+		t.Fatal("the marker's release did not wake its waiter")
+	}
+	select {
+	case <-watched:
+		t.Fatal("the reply to a subscription since left confirmed the new waiter's")
+	default:
+	}
+	h.mu.Lock()
+	b := h.chans[ch].waiters[0]
+	h.mu.Unlock()
+	if pending(b) {
+		t.Fatal("the reply to the hub's own unsubscribe woke the new waiter, as if the server had dropped the channel")
+	}
+	f.reply(t, conn, "ssubscribe", ch, "")
+	select {
+	case w := <-watched:
+		w.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the new subscription's reply did not confirm it")
 	}
 }
