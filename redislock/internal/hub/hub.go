@@ -64,9 +64,9 @@ type Hub struct {
 	// subscribe reply read before them answers a subscription since left,
 	// not the one a new waiter asked for.
 	leaving map[string]int
-	working bool                // the worker goroutine runs
-	ps      *redis.PubSub       // the worker's; nil when not connected
-	done    chan struct{}       // closed when ps's receive loop has ended
+	working bool          // the worker goroutine runs
+	ps      *redis.PubSub // the worker's; nil when not connected
+	done    chan struct{} // closed when ps's receive loop has ended
 }
 
 type channel struct {
