@@ -339,11 +339,18 @@ func (h *Hub) worker() {
 		case ps == nil && len(add) > 0:
 			// Opened with its channels (a cluster client connects to the
 			// node of their slot), then read: a receive loop on a
-			// connection with no channel would open it anywhere.
+			// connection with no channel would open it anywhere. One that
+			// could not be opened is closed and tried again, rather than
+			// left to a receive loop that would redial it anywhere.
 			if h.sharded {
-				ps = h.client.SSubscribe(ctx, add...)
+				ps = h.client.SSubscribe(ctx)
 			} else {
-				ps = h.client.Subscribe(ctx, add...)
+				ps = h.client.Subscribe(ctx)
+			}
+			if err := h.subscribe(ctx, ps, add); err != nil {
+				_ = ps.Close()
+				h.unsent(nil, add, nil)
+				continue
 			}
 			h.mu.Lock()
 			h.ps, h.done = ps, make(chan struct{})
@@ -351,21 +358,59 @@ func (h *Hub) worker() {
 			h.mu.Unlock()
 		case ps != nil:
 			if len(add) > 0 {
-				if h.sharded {
-					_ = ps.SSubscribe(ctx, add...)
-				} else {
-					_ = ps.Subscribe(ctx, add...)
-				}
+				// go-redis records the channels even when the write
+				// fails, and subscribes them again when it redials.
+				_ = h.subscribe(ctx, ps, add)
 			}
 			if len(drop) > 0 {
+				var err error
 				if h.sharded {
-					_ = ps.SUnsubscribe(ctx, drop...)
+					err = ps.SUnsubscribe(ctx, drop...)
 				} else {
-					_ = ps.Unsubscribe(ctx, drop...)
+					err = ps.Unsubscribe(ctx, drop...)
+				}
+				if err != nil {
+					// go-redis forgot the channels before the write: no
+					// reply will come, and its redial leaves them out.
+					h.unsent(ps, nil, drop)
 				}
 			}
 		}
 	}
+}
+
+// subscribe asks ps for chans.
+func (h *Hub) subscribe(ctx context.Context, ps *redis.PubSub, chans []string) error {
+	if h.sharded {
+		return ps.SSubscribe(ctx, chans...)
+	}
+	return ps.Subscribe(ctx, chans...)
+}
+
+// unsent undoes the worker's bookkeeping for commands that could not be
+// written to ps (nil: a connection that could not be opened): the
+// subscriptions are asked again on its next pass, after a pause, and the
+// unsubscribe replies are not waited for (go-redis forgets the channels
+// before the write, so none comes). ps closed meanwhile keeps nothing to
+// undo.
+func (h *Hub) unsent(ps *redis.PubSub, added, dropped []string) {
+	h.mu.Lock()
+	if h.ps == ps {
+		for _, ch := range added {
+			if confirmed, ok := h.subs[ch]; ok && !confirmed {
+				delete(h.subs, ch)
+			}
+		}
+		for _, ch := range dropped {
+			if n := h.leaving[ch]; n > 1 {
+				h.leaving[ch] = n - 1
+			} else {
+				delete(h.leaving, ch)
+			}
+		}
+	}
+	h.mu.Unlock()
+	time.Sleep(50 * time.Millisecond) // do not spin on a dead server
 }
 
 // receive dispatches confirmations and releases until ps is closed. After
@@ -424,10 +469,13 @@ func (h *Hub) unsubscribed(ps *redis.PubSub, ch string) {
 		return
 	}
 	c, ok := h.chans[ch]
-	if _, asked := h.subs[ch]; !ok || !asked {
+	if _, asked := h.subs[ch]; !asked {
 		return
 	}
-	delete(h.subs, ch)
+	delete(h.subs, ch) // the server left it: neither confirmed nor to unsubscribe
+	if !ok {
+		return
+	}
 	c.unconfirm()
 	h.work()
 	for _, w := range c.waiters {

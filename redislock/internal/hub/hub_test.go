@@ -3,6 +3,7 @@ package hub
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -677,14 +678,14 @@ func TestHubStaleConfirmation(t *testing.T) {
 	if !woken(m) { // one connection, in order: the replies before it are read
 		t.Fatal("the marker's release did not wake its waiter")
 	}
+	h.mu.Lock()
+	b, confirmed := h.chans[ch].waiters[0], h.chans[ch].confirmed
+	h.mu.Unlock()
 	select {
-	case <-watched:
+	case <-confirmed:
 		t.Fatal("the reply to a subscription since left confirmed the new waiter's")
 	default:
 	}
-	h.mu.Lock()
-	b := h.chans[ch].waiters[0]
-	h.mu.Unlock()
 	if pending(b) {
 		t.Fatal("the reply to the hub's own unsubscribe woke the new waiter, as if the server had dropped the channel")
 	}
@@ -694,5 +695,43 @@ func TestHubStaleConfirmation(t *testing.T) {
 		w.Close()
 	case <-time.After(5 * time.Second):
 		t.Fatal("the new subscription's reply did not confirm it")
+	}
+}
+
+// TestHubSubscribeUnsent: a hub whose first connection cannot be opened
+// (the server is down) asks again until its channel is subscribed and
+// confirmed, so the waiters that come once the server is back are woken,
+// not left to their 2 s timeout and back-off.
+func TestHubSubscribeUnsent(t *testing.T) {
+	srv := redistest.Start(t)
+	var down atomic.Bool
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, DisableIdentity: true,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if down.Load() {
+				return nil, errors.New("test: the server is down")
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}})
+	t.Cleanup(func() { _ = client.Close() })
+	h := newHub(client, true)
+	ch := Channel("zerolock-test:hub:unsent")
+
+	down.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	w := h.Watch(ctx, ch) // not confirmed: the server cannot be reached
+	cancel()
+	defer w.Close()
+	down.Store(false)
+	eventually(t, ch+" subscribed once the server is back", func() bool {
+		return subscribers(t, srv.Client(t), ch, true) == 1
+	})
+	h.mu.Lock()
+	confirmed := h.chans[ch].confirmed
+	h.mu.Unlock()
+	select {
+	case <-confirmed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the subscription the server has was never confirmed")
 	}
 }
