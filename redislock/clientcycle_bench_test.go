@@ -2,14 +2,10 @@ package redislock_test
 
 import (
 	"context"
-	"strconv"
 	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/zerolock/zerolock/internal/testing/floor"
-	"github.com/zerolock/zerolock/redislock"
 )
 
 // answerHook answers every command itself, as a server would that took
@@ -51,28 +47,13 @@ func BenchmarkClientCycle(b *testing.B) {
 		name  string
 		cycle func(key string) (bool, error)
 	}{
-		{"floor", func(key string) (bool, error) {
-			return floor.Cycle(ctx, client, key, redislock.NewToken(), 30e9)
-		}},
-		{"zerolock", func(key string) (bool, error) {
-			l := redislock.New(client, key)
-			l.SetExpire(30)
-			return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
-		}},
+		{"floor", floorCycle(ctx, client)},
+		{"zerolock", newLockCycle(ctx, client)},
 	}
 	for _, row := range rows {
 		b.Run(row.name, func(b *testing.B) {
 			b.ReportAllocs()
-			b.SetParallelism(25)
-			b.RunParallel(func(pb *testing.PB) {
-				key := "bench:c:" + strconv.FormatInt(next.Add(1), 10)
-				for pb.Next() {
-					if ok, err := row.cycle(key); !ok || err != nil {
-						b.Errorf("%s cycle = %v, %v", row.name, ok, err)
-						return
-					}
-				}
-			})
+			runCycles(b, row.name, "bench:c:", &next, row.cycle)
 		})
 	}
 }

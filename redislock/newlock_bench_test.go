@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/zerolock/zerolock/internal/testing/floor"
@@ -36,14 +37,8 @@ func BenchmarkNewLockPerCycle(b *testing.B) {
 		name  string
 		cycle func(key string) (bool, error)
 	}{
-		{"floor", func(key string) (bool, error) {
-			return floor.Cycle(ctx, client, key, redislock.NewToken(), 30e9)
-		}},
-		{"zerolock", func(key string) (bool, error) {
-			l := redislock.New(client, key)
-			l.SetExpire(30)
-			return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
-		}},
+		{"floor", floorCycle(ctx, client)},
+		{"zerolock", newLockCycle(ctx, client)},
 		{"drop-in", func(key string) (bool, error) {
 			l := redislock.NewRedisLock(zstore, key)
 			l.SetExpire(30)
@@ -61,19 +56,43 @@ func BenchmarkNewLockPerCycle(b *testing.B) {
 			b.Run(row.name+"/round"+strconv.Itoa(round), func(b *testing.B) {
 				b.ReportAllocs()
 				defer reportCPU(b, admin)()
-				b.SetParallelism(25)
-				b.RunParallel(func(pb *testing.PB) {
-					key := "bench:n:" + strconv.FormatInt(next.Add(1), 10)
-					for pb.Next() {
-						if ok, err := row.cycle(key); !ok || err != nil {
-							b.Errorf("%s cycle = %v, %v", row.name, ok, err)
-							return
-						}
-					}
-				})
+				runCycles(b, row.name, "bench:n:", &next, row.cycle)
 			})
 		}
 	}
+}
+
+// floorCycle is the floor's cycle on client, with a token minted per
+// cycle, as any lock must.
+func floorCycle(ctx context.Context, client *redis.Client) func(key string) (bool, error) {
+	return func(key string) (bool, error) {
+		return floor.Cycle(ctx, client, key, redislock.NewToken(), 30e9)
+	}
+}
+
+// newLockCycle is zerolock's cycle as the middleware runs it: a new lock
+// with the default options, acquired and released.
+func newLockCycle(ctx context.Context, client *redis.Client) func(key string) (bool, error) {
+	return func(key string) (bool, error) {
+		l := redislock.New(client, key)
+		l.SetExpire(30)
+		return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
+	}
+}
+
+// runCycles runs cycle from 50 goroutines, each on a key of its own
+// (prefix and a number from next), until b.N cycles are done.
+func runCycles(b *testing.B, name, prefix string, next *atomic.Int64, cycle func(key string) (bool, error)) {
+	b.SetParallelism(25)
+	b.RunParallel(func(pb *testing.PB) {
+		key := prefix + strconv.FormatInt(next.Add(1), 10)
+		for pb.Next() {
+			if ok, err := cycle(key); !ok || err != nil {
+				b.Errorf("%s cycle = %v, %v", name, ok, err)
+				return
+			}
+		}
+	})
 }
 
 // acquireRelease acquires and, when it got the lock, releases it.
