@@ -20,7 +20,7 @@ func (c lateTimer) Deadline() (time.Time, bool) { return c.deadline, true }
 // deadline has passed satisfies errors.Is(err, context.DeadlineExceeded)
 // even before ctx.Err() is set; one before the deadline does not.
 func TestWrapWhenTheSocketTimesOutFirst(t *testing.T) {
-	rl := &RedisLock{key: "k"}
+	rl := &RedisLock{keyArray: [1]string{"k"}}
 	ioTimeout := errors.New("read tcp: i/o timeout")
 
 	late := lateTimer{context.Background(), time.Now().Add(-time.Millisecond)}

@@ -48,13 +48,13 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 				return true, false, false, nil
 			case string:
 				held = reply
-				rl.conn.GoZero.NoteRefused(rl.key)
+				rl.conn.GoZero.NoteRefused(rl.Key())
 			default:
 				return false, false, false, fmt.Errorf("%w: %v", ErrUnexpectedReply, reply)
 			}
 		}
 	} else {
-		held, err = rl.conn.Store.SetArgs(ctx, rl.key, rl.tokenArg, redis.SetArgs{Mode: "NX", TTL: px, Get: true}).Result()
+		held, err = rl.conn.Store.SetArgs(ctx, rl.Key(), rl.tokenArg(), redis.SetArgs{Mode: "NX", TTL: px, Get: true}).Result()
 		if errors.Is(err, redis.Nil) {
 			return true, false, false, nil
 		}
@@ -69,7 +69,7 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 		}
 		return false, false, false, err
 	}
-	return false, isOwnHold(held, rl.token), false, nil
+	return false, isOwnHold(held, rl.token()), false, nil
 }
 
 // setNXPlain is the fast acquire on go-zero's store while this instance's
@@ -98,7 +98,7 @@ func (rl *RedisLock) setNXPlain(ctx context.Context, px time.Duration) (ok, refu
 		return true, false, nil
 	case errors.Is(err, redis.Nil):
 		rl.refusedLast.Store(true)
-		rl.conn.GoZero.NoteRefused(rl.key)
+		rl.conn.GoZero.NoteRefused(rl.Key())
 		return false, true, nil
 	default:
 		return false, false, err
@@ -116,7 +116,7 @@ func isSyntaxError(err error) bool {
 // sent once. Its success reply is a status, not a nil, which go-redis
 // handles without the allocating error checks it runs on nil replies.
 func (rl *RedisLock) setNXOnce(ctx context.Context, px time.Duration) (bool, error) {
-	cmd := redis.NewBoolCmd(ctx, "set", rl.key, rl.tokenArg, "px", px.Milliseconds(), "nx")
+	cmd := redis.NewBoolCmd(ctx, "set", rl.Key(), rl.tokenArg(), "px", px.Milliseconds(), "nx")
 	if err := rl.conn.Proc.Process(ctx, conn.OnceBoolCmd{BoolCmd: cmd}); err != nil {
 		return false, err
 	}
@@ -145,10 +145,10 @@ func (rl *RedisLock) acquireCmds(px time.Duration) *acquireCmds {
 	ms := any(px.Milliseconds())
 	a := &acquireCmds{px: px, s: acquireScript, keys: rl.lockKeys()}
 	if rl.fencing {
-		a.s, a.keys = fenceScript, rl.fenceKeys
+		a.s, a.keys = fenceScript, rl.more.fenceKeys
 	}
-	a.setNX = []any{"set", rl.key, rl.tokenArg, "px", ms, "nx"}
-	a.argv = []any{rl.tokenArg, ms}
+	a.setNX = []any{"set", rl.Key(), rl.tokenArg(), "px", ms, "nx"}
+	a.argv = []any{rl.tokenArg(), ms}
 	rl.acqCmds.Store(a)
 	return a
 }

@@ -24,16 +24,11 @@ import (
 // It is safe for concurrent use; all its methods may be called from several
 // goroutines, and acquiring again while holding refreshes the expiry.
 type RedisLock struct {
-	conn     conn.Conn // the store, probed once
-	key      string
-	token    string
-	waitOpts waitOptions
-
-	acks        int // WithReplicaAcks
-	acksTimeout time.Duration
-	setGet      *setGetSupport
-	// guard, fencing and refusedLast share a word, which keeps a
-	// RedisLock in the allocator's 448-byte class (BenchmarkConstruct).
+	conn   conn.Conn // the store, probed once
+	setGet *setGetSupport
+	// guard, fencing and refusedLast share a word, which with the other
+	// fields' order keeps a RedisLock in the allocator's 256-byte class
+	// (BenchmarkConstruct): a lock made per request allocates it each time.
 	guard   deadline.Guard // WithDeadlineGuard
 	fencing bool           // WithFencing
 	quiet   bool           // WithoutWakeups
@@ -42,18 +37,16 @@ type RedisLock struct {
 	// than SET NX (see setNXPlain).
 	refusedLast atomic.Bool
 	obs         *lockobs.Instruments // nil for a RedLock's node locks: the RedLock reports
+	more        *lockMore            // the options a try-lock seldom reads
 
 	// Arguments built once, so that a lock cycle does not allocate them.
-	tokenArg  any             // the token, boxed for SET
-	fenceKeys []string        // {key, fencing counter}
-	flagPX    int64           // how long a waiting acquire's flag lives, in ms
-	native    *native.Release // the store's compare-and-delete, WithoutWakeups
 	// keyArray is {key}, release.lua's and the other scripts' keys, and
-	// argArray release.lua's arguments: {token}, or {token, channel} for
-	// a key the script cannot name the channel of, or {token, ""}
-	// WithoutWakeups (see releaseArgs); ownSetGet is setGet when the
-	// options share none: part of the lock's one allocation rather than
-	// allocations of their own (BenchmarkConstruct).
+	// argArray release.lua's arguments: {token} (the lock's token, boxed
+	// once for every command that sends it), or {token, channel} for a key the script
+	// cannot name the channel of, or {token, ""} WithoutWakeups (see
+	// releaseArgs); ownSetGet is setGet when the options share none: part
+	// of the lock's one allocation rather than allocations of their own
+	// (BenchmarkConstruct).
 	keyArray  [1]string
 	argArray  [2]any
 	argc      int8 // how many of argArray release.lua takes
@@ -65,6 +58,43 @@ type RedisLock struct {
 
 	holdExpiry // the expiry SetExpire sets, and the tolerance
 	keeper     // the watchdog and when the hold began
+}
+
+// lockMore is what a lock's options set that a try-lock with the defaults
+// never reads: the locks that keep the defaults share one (defaultMore),
+// so that a lock made per request is smaller (256 bytes).
+type lockMore struct {
+	waitOpts    waitOptions
+	flagPX      int64 // how long a waiting acquire's flag lives, in ms
+	acks        int   // WithReplicaAcks
+	acksTimeout time.Duration
+	fenceKeys   []string        // {key, fencing counter}, WithFencing
+	native      *native.Release // the store's compare-and-delete, WithoutWakeups
+}
+
+// defaultMore is the lockMore of every lock with the default back-off, no
+// replica acknowledgements and no fencing. Nothing writes it.
+var defaultMore = newLockMore("", options{wait: defaultWaitOptions()})
+
+// moreFor returns the lockMore of a lock on key made with o.
+func moreFor(key string, o options) *lockMore {
+	if o.wait == defaultMore.waitOpts && o.acks == 0 && !o.fencing && !o.quietRelease {
+		return defaultMore
+	}
+	return newLockMore(key, o)
+}
+
+func newLockMore(key string, o options) *lockMore {
+	m := &lockMore{
+		waitOpts:    o.wait,
+		flagPX:      waiterFlagTTL(o.wait).Milliseconds(),
+		acks:        o.acks,
+		acksTimeout: o.acksTimeout,
+	}
+	if o.fencing {
+		m.fenceKeys = []string{key, slot.Companion(key, "zerolock.fence")}
+	}
+	return m
 }
 
 // NewRedisLock returns a lock on key in go-zero's store, with go-zero's
@@ -108,23 +138,17 @@ var unnamedMutex = sync.OnceValue(func() *lockobs.Instruments {
 // RedLock's node locks share one token, and the RedLock reports for them.
 func newLock(c conn.Conn, key, token string, o options) *RedisLock {
 	rl := &RedisLock{
-		conn:        c,
-		key:         key,
-		token:       token,
-		fencing:     o.fencing,
-		waitOpts:    o.wait,
-		acks:        o.acks,
-		acksTimeout: o.acksTimeout,
-		setGet:      o.setGet,
-		tokenArg:    token,
-		flagPX:      waiterFlagTTL(o.wait).Milliseconds(),
+		conn:    c,
+		fencing: o.fencing,
+		setGet:  o.setGet,
+		more:    moreFor(key, o),
 	}
 	rl.holdExpiry.init(o)
-	rl.keyArray[0], rl.argArray[0], rl.argc = key, rl.tokenArg, 1
+	rl.keyArray[0], rl.argArray[0], rl.argc = key, token, 1
 	switch {
 	case o.quietRelease:
 		rl.quiet = true
-		rl.native = native.For(&rl.conn)
+		rl.more.native = native.For(&rl.conn)
 		rl.argArray[1], rl.argc = "", 2 // announce nothing
 	case !slot.NamedByKey(key):
 		// release.lua names the channel after the key, unless the key
@@ -135,9 +159,6 @@ func newLock(c conn.Conn, key, token string, o options) *RedisLock {
 		rl.setGet = &rl.ownSetGet
 	}
 	rl.guard = rl.conn.Guard(o.deadlineGuard)
-	if o.fencing {
-		rl.fenceKeys = []string{key, slot.Companion(key, "zerolock.fence")}
-	}
 	return rl
 }
 
@@ -155,7 +176,7 @@ func (rl *RedisLock) releaseArgs() []any {
 // releaseChannel is the channel the lock's releases are announced on,
 // where its waiters listen.
 func (rl *RedisLock) releaseChannel() string {
-	return hub.Channel(rl.key)
+	return hub.Channel(rl.Key())
 }
 
 // markWins reports whether a waiting acquire's win takes the key marked as
@@ -165,8 +186,14 @@ func (rl *RedisLock) markWins() bool { return !rl.quiet }
 
 // Key returns the Redis key of the lock.
 func (rl *RedisLock) Key() string {
-	return rl.key
+	return rl.keyArray[0]
 }
+
+// tokenArg is the lock's token, boxed once for the commands that send it.
+func (rl *RedisLock) tokenArg() any { return rl.argArray[0] }
+
+// token is the lock's token.
+func (rl *RedisLock) token() string { return rl.argArray[0].(string) }
 
 // SetExpire sets the expiry in whole seconds, as go-zero's RedisLock does.
 // It applies to the next acquire. A negative value makes AcquireCtx return
@@ -232,7 +259,7 @@ func (rl *RedisLock) acquire(ctx context.Context) (bool, error) {
 // and on go-zero's store SET NX PX until a refusal, then SET NX PX GET in
 // a script (see setNXPlain and setnxget.lua).
 func (rl *RedisLock) try(ctx context.Context, px time.Duration, waiting bool) (bool, time.Duration, error) {
-	sent := time.Now()
+	sent := monoNow()
 	reentrant, seen := rl.state.beginAcquire()
 	var (
 		r   attempt
@@ -274,11 +301,11 @@ type attempt struct {
 func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, waiting bool, seen uint64) attempt {
 	var r attempt
 	switch {
-	case rl.acks > 0:
+	case rl.more.acks > 0:
 		r.ok, r.err = rl.acquireReplicated(ctx, px, waiting)
 	case script || rl.fencing:
 		r.ok, r.holderTTL, r.err = rl.acquireScript(ctx, px, waiting)
-	case rl.conn.IsGoZero() && !rl.refusedLast.Load() && !rl.conn.GoZero.RecentlyRefused(rl.key):
+	case rl.conn.IsGoZero() && !rl.refusedLast.Load() && !rl.conn.GoZero.RecentlyRefused(rl.Key()):
 		// Before setGet.refused: SET NX PX without GET works on every server.
 		var refused bool
 		r.ok, refused, r.err = rl.setNXPlain(ctx, px)
@@ -473,7 +500,7 @@ func (rl *RedisLock) release(ctx context.Context) (bool, error) {
 // answer.
 func (rl *RedisLock) TTL(ctx context.Context) (time.Duration, error) {
 	cmd, err := deadline.Within(ctx, rl.guard, func() *redis.DurationCmd {
-		return rl.conn.Store.PTTL(ctx, rl.key)
+		return rl.conn.Store.PTTL(ctx, rl.Key())
 	})
 	var ttl time.Duration
 	if err == nil {
@@ -492,5 +519,5 @@ func (rl *RedisLock) TTL(ctx context.Context) (time.Duration, error) {
 
 // wrap names the operation and key (see wrapStoreErr).
 func (rl *RedisLock) wrap(ctx context.Context, op string, err error) error {
-	return wrapStoreErr(ctx, &rl.conn, op, strconv.Quote(rl.key), err)
+	return wrapStoreErr(ctx, &rl.conn, op, strconv.Quote(rl.Key()), err)
 }

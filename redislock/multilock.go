@@ -289,7 +289,7 @@ func (m *MultiLock) RefreshCtx(ctx context.Context) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, m.wrap(ctx, "refresh", err)
 	}
-	sent := time.Now()
+	sent := monoNow()
 	type result struct {
 		n   int64
 		err error

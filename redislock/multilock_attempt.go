@@ -64,7 +64,7 @@ func (m *MultiLock) try(ctx context.Context, px time.Duration, waiting bool) mul
 			return multiAttempt{err: err}
 		}
 		defer m.turn.give()
-		sent := time.Now()
+		sent := monoNow()
 		reentrant, seen := m.state.beginAcquire()
 		r := m.attempt(ctx, px, reentrant, waiting)
 		m.state.endAcquire(seen, !r.settled)

@@ -76,7 +76,7 @@ func (rl *RedisLock) acquireOrReadWait(ctx context.Context, wait time.Duration) 
 	if ok || record != nil || err != nil {
 		return ok, record, err
 	}
-	w := waitLoop{conn: &rl.conn, key: rl.key, channel: rl.releaseChannel(), backoff: rl.waitOpts, wrap: rl.wrap}
+	w := waitLoop{conn: &rl.conn, key: rl.Key(), channel: rl.releaseChannel(), backoff: rl.more.waitOpts, wrap: rl.wrap}
 	ok, err = w.run(ctx, wait, func(ctx context.Context) (bool, time.Duration, error) {
 		ok, rec, holderTTL, err := rl.acquireOrRead(ctx, true)
 		if rec != nil {
@@ -113,20 +113,20 @@ func (rl *RedisLock) acquireOrRead(ctx context.Context, waiting bool) (bool, []b
 	if err := ctx.Err(); err != nil {
 		return false, nil, 0, rl.wrap(ctx, "acquire", err)
 	}
-	keys, args := rl.lockKeys(), []any{rl.token, px.Milliseconds(), recordPrefix}
+	keys, args := rl.lockKeys(), []any{rl.tokenArg(), px.Milliseconds(), recordPrefix}
 	if waiting {
-		keys, args = []string{rl.key, waiterFlag(rl.key)}, append(args, rl.flagPX)
+		keys, args = []string{rl.Key(), waiterFlag(rl.Key())}, append(args, rl.more.flagPX)
 		if rl.markWins() {
 			args = append(args, "1")
 		}
 	}
-	sent := time.Now()
+	sent := monoNow()
 	_, seen := rl.state.beginAcquire()
 	var (
 		cmd   *redis.Cmd
 		short error // WithReplicaAcks: too few replicas acknowledged
 	)
-	if rl.acks > 0 {
+	if rl.more.acks > 0 {
 		cmd, short, err = rl.replicated(ctx, func(p redis.Pipeliner) *redis.Cmd {
 			return p.Eval(ctx, acquireReadSource, keys, args...)
 		})
@@ -203,7 +203,7 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 	}
 	value := make([]byte, 0, len(recordPrefix)+len(record))
 	value = append(append(value, recordPrefix...), record...)
-	keys, args := rl.lockKeys(), []any{rl.token, value, int64(ms)}
+	keys, args := rl.lockKeys(), []any{rl.tokenArg(), value, int64(ms)}
 	if !rl.quiet {
 		// Releases announce themselves to waiters, and so does a record, to
 		// all of them at once.
@@ -215,7 +215,7 @@ func (rl *RedisLock) record(ctx context.Context, record []byte, retain time.Dura
 		err   error
 		short error
 	)
-	if rl.acks > 0 {
+	if rl.more.acks > 0 {
 		cmd, short, err = rl.replicated(ctx, func(p redis.Pipeliner) *redis.Cmd {
 			return p.Eval(ctx, recordSource, keys, args...)
 		})
@@ -259,14 +259,14 @@ func (rl *RedisLock) replicated(ctx context.Context, build func(redis.Pipeliner)
 	var wait *redis.Cmd
 	_, err = pipe.Pipelined(ctx, func(p redis.Pipeliner) error {
 		cmd = build(p)
-		wait = p.Do(ctx, "wait", rl.acks, rl.acksTimeout.Milliseconds())
+		wait = p.Do(ctx, "wait", rl.more.acks, rl.more.acksTimeout.Milliseconds())
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, err
 	}
-	if got, _ := wait.Int64(); got < int64(rl.acks) {
-		short = fmt.Errorf("%w: %d of %d within %v", ErrNotReplicated, got, rl.acks, rl.acksTimeout)
+	if got, _ := wait.Int64(); got < int64(rl.more.acks) {
+		short = fmt.Errorf("%w: %d of %d within %v", ErrNotReplicated, got, rl.more.acks, rl.more.acksTimeout)
 	}
 	return cmd, short, nil
 }

@@ -32,8 +32,8 @@ type RedLock struct {
 
 	mu         sync.Mutex
 	validUntil time.Time
-	heldSince  time.Time // when the hold began, for its hold time
-	goneBy     time.Time // when every node has expired the hold unless acquired again
+	heldSince  monoTime // when the hold began, for its hold time
+	goneBy     monoTime // when every node has expired the hold unless acquired again
 }
 
 // NewRedLock returns a RedLock on key over stores, which must be independent
@@ -114,7 +114,7 @@ func (r *RedLock) acquire(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return false, fmt.Errorf("redislock: acquire %q on %d nodes: %w", r.nodes[0].key, len(r.nodes), err)
+		return false, fmt.Errorf("redislock: acquire %q on %d nodes: %w", r.nodes[0].Key(), len(r.nodes), err)
 	}
 	start := time.Now()
 	outcomes := r.each(ctx, func(ctx context.Context, n *RedisLock) (bool, error) {
@@ -136,17 +136,18 @@ func (r *RedLock) acquire(ctx context.Context) (bool, error) {
 	if acquired >= quorum && validity > 0 {
 		r.mu.Lock()
 		r.validUntil = start.Add(px - (px/100 + 2*time.Millisecond))
-		if r.heldSince.IsZero() || start.After(r.goneBy) {
+		began := monoOf(start)
+		if r.heldSince.isZero() || began.after(r.goneBy) {
 			// Not held, or the hold expired on every node before this
 			// acquire began: a new hold, not a re-entrant one.
-			r.heldSince = start
+			r.heldSince = began
 		}
-		r.goneBy = start.Add(elapsed + px) // every node had answered by then
+		r.goneBy = began.add(elapsed + px) // every node had answered by then
 		r.mu.Unlock()
 		return true, nil
 	}
 	r.mu.Lock()
-	r.heldSince = time.Time{} // a hold it had is lost: releaseAll ends what is left
+	r.heldSince = 0 // a hold it had is lost: releaseAll ends what is left
 	r.mu.Unlock()
 	r.releaseAll(ctx)
 	if failed == 0 && acquired < quorum {
@@ -177,7 +178,7 @@ func (r *RedLock) ReleaseCtx(ctx context.Context) (bool, error) {
 	r.mu.Lock()
 	r.validUntil = time.Time{}
 	began := r.heldSince
-	r.heldSince = time.Time{}
+	r.heldSince = 0
 	r.mu.Unlock()
 	ok, err := r.release(ctx)
 	if err == nil {

@@ -3,7 +3,6 @@ package redislock
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -35,9 +34,9 @@ func (rl *RedisLock) RefreshCtx(ctx context.Context) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, rl.wrap(ctx, "refresh", err)
 	}
-	sent := time.Now()
+	sent := monoNow()
 	cmd, err := deadline.Within(ctx, rl.guard, func() *redis.Cmd {
-		return rl.conn.Run(ctx, renewScript, rl.lockKeys(), rl.token, px.Milliseconds())
+		return rl.conn.Run(ctx, renewScript, rl.lockKeys(), rl.tokenArg(), px.Milliseconds())
 	})
 	var reply any
 	if err == nil {

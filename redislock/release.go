@@ -14,9 +14,9 @@ import (
 // The command compares the token exactly, which is enough: a lock that
 // announces nothing has a token no waiter marks (quietTokenEnd).
 func (rl *RedisLock) sendRelease(ctx context.Context) *redis.Cmd {
-	if rl.native != nil {
-		if c := rl.native.Current(ctx, &rl.conn); c != native.ByScript {
-			cmd := native.Send(ctx, &rl.conn, c, rl.key, rl.tokenArg)
+	if rl.more.native != nil {
+		if c := rl.more.native.Current(ctx, &rl.conn); c != native.ByScript {
+			cmd := native.Send(ctx, &rl.conn, c, rl.Key(), rl.tokenArg())
 			if cmd.Err() != nil && redis.HasErrorPrefix(cmd.Err(), "WRONGTYPE") {
 				// The key holds another type: not ours, as release.lua
 				// answers (go-zero's breaker has counted the error reply).
@@ -27,7 +27,7 @@ func (rl *RedisLock) sendRelease(ctx context.Context) *redis.Cmd {
 			if !native.RefusedCommand(cmd.Err()) {
 				return cmd
 			}
-			rl.native.Refused(c) // nothing was deleted: the script does it
+			rl.more.native.Refused(c) // nothing was deleted: the script does it
 		}
 	}
 	return rl.conn.RunOnce(ctx, releaseScript, rl.lockKeys(), rl.releaseArgs()...)

@@ -31,7 +31,7 @@ func WithReplicaAcks(n int, timeout time.Duration) Option {
 // connFor returns a client whose pipelines go to the connection that serves
 // the lock's key, for WAIT to count that connection's write.
 func (rl *RedisLock) connFor(ctx context.Context) (conn.Pipeliner, error) {
-	return rl.conn.PipelinerFor(ctx, rl.key)
+	return rl.conn.PipelinerFor(ctx, rl.Key())
 }
 
 // acquireReplicated runs the re-entrant acquire and WAIT in one pipeline and
@@ -49,14 +49,14 @@ func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration, wa
 	_, err = pipe.Pipelined(ctx, func(p redis.Pipeliner) error {
 		src, keys := acquireSource, rl.lockKeys()
 		if rl.fencing {
-			src, keys = fenceSource, rl.fenceKeys
+			src, keys = fenceSource, rl.more.fenceKeys
 		}
 		if waiting {
 			acquire = p.Eval(ctx, src, rl.waitingKeys(), rl.waitingArgs(px)...)
 		} else {
-			acquire = p.Eval(ctx, src, keys, rl.token, px.Milliseconds())
+			acquire = p.Eval(ctx, src, keys, rl.tokenArg(), px.Milliseconds())
 		}
-		wait = p.Do(ctx, "wait", rl.acks, rl.acksTimeout.Milliseconds())
+		wait = p.Do(ctx, "wait", rl.more.acks, rl.more.acksTimeout.Milliseconds())
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -66,9 +66,9 @@ func (rl *RedisLock) acquireReplicated(ctx context.Context, px time.Duration, wa
 	if err != nil || !ok {
 		return false, err
 	}
-	if got, _ := wait.Int64(); got < int64(rl.acks) {
+	if got, _ := wait.Int64(); got < int64(rl.more.acks) {
 		_, _ = rl.release(context.WithoutCancel(ctx))
-		return false, fmt.Errorf("%w: %d of %d within %v", ErrNotReplicated, got, rl.acks, rl.acksTimeout)
+		return false, fmt.Errorf("%w: %d of %d within %v", ErrNotReplicated, got, rl.more.acks, rl.more.acksTimeout)
 	}
 	return true, nil
 }

@@ -291,7 +291,7 @@ func (l *RWLock) intentPX(px time.Duration) time.Duration {
 // acquire sends one acquire script for side s, for an expiry of px, and
 // records what its reply says this instance holds.
 func (l *RWLock) acquire(ctx context.Context, s side, px time.Duration, send func() *redis.Cmd) (bool, time.Duration, error) {
-	sent := time.Now()
+	sent := monoNow()
 	cmd, err := deadline.Within(ctx, l.guard, send)
 	var reply any
 	if err == nil {
@@ -426,7 +426,7 @@ func (l *RWLock) UnlockCtx(ctx context.Context) (bool, error) {
 // release releases side s (releaseSide) and observes it: the hold time of
 // a hold it ended, or a hold of s found gone.
 func (l *RWLock) release(ctx context.Context, op string, s side, send func() *redis.Cmd) (bool, error) {
-	var began time.Time
+	var began monoTime
 	if l.heldSide() == s {
 		began = l.holdBegan()
 	}
@@ -487,7 +487,7 @@ func (l *RWLock) RefreshCtx(ctx context.Context) (bool, error) {
 	if s == sideNone {
 		return false, nil
 	}
-	sent := time.Now()
+	sent := monoNow()
 	r, err := deadline.Within(ctx, l.guard, func() renewResult {
 		n, err := l.renew(s)(ctx, px)
 		return renewResult{n, err}

@@ -167,7 +167,7 @@ func (s *Semaphore) acquire(ctx context.Context) (bool, error) {
 // try makes one acquire attempt. When refused it reports how long until
 // the earliest permit expires, which a waiter sleeps no longer than.
 func (s *Semaphore) try(ctx context.Context, px time.Duration) (bool, time.Duration, error) {
-	sent := time.Now()
+	sent := monoNow()
 	_, seen := s.state.beginAcquire()
 	cmd, err := deadline.Within(ctx, s.guard, func() *redis.Cmd {
 		return s.conn.Run(ctx, semaphoreAcquireScript, s.keys, s.token, px.Milliseconds(), s.permits)
@@ -273,7 +273,7 @@ func (s *Semaphore) RefreshCtx(ctx context.Context) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, s.wrap(ctx, "refresh", err)
 	}
-	sent := time.Now()
+	sent := monoNow()
 	n, err := deadline.Within(ctx, s.guard, func() int64Reply {
 		return s.renew(ctx, px)
 	})

@@ -68,7 +68,7 @@ func (rl *RedisLock) acquireWait(ctx context.Context, wait time.Duration) (bool,
 	if ok || err != nil {
 		return ok, err
 	}
-	w := waitLoop{conn: &rl.conn, key: rl.key, channel: rl.releaseChannel(), backoff: rl.waitOpts, wrap: rl.wrap}
+	w := waitLoop{conn: &rl.conn, key: rl.Key(), channel: rl.releaseChannel(), backoff: rl.more.waitOpts, wrap: rl.wrap}
 	return w.run(ctx, wait, func(ctx context.Context) (bool, time.Duration, error) {
 		px, err := rl.px()
 		if err != nil {

@@ -62,16 +62,16 @@ func waiterFlagTTL(w waitOptions) time.Duration {
 func (rl *RedisLock) waitingKeys() []string {
 	keys := rl.lockKeys()
 	if rl.fencing {
-		keys = rl.fenceKeys
+		keys = rl.more.fenceKeys
 	}
-	return append(keys[:len(keys):len(keys)], waiterFlag(rl.key))
+	return append(keys[:len(keys):len(keys)], waiterFlag(rl.Key()))
 }
 
 // waitingArgs are the arguments of a waiting acquire's script for an
 // expiry of px: the token, px, the waiter flag's expiry and, unless
 // WithoutWakeups, "1" to take the key marked (see acquire.lua).
 func (rl *RedisLock) waitingArgs(px time.Duration) []any {
-	args := []any{rl.token, px.Milliseconds(), rl.flagPX}
+	args := []any{rl.tokenArg(), px.Milliseconds(), rl.more.flagPX}
 	if rl.markWins() {
 		args = append(args, "1")
 	}

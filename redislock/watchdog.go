@@ -17,13 +17,13 @@ import (
 // primitive of the package embeds one and tells it how to renew.
 type keeper struct {
 	mu         sync.Mutex
-	acquiredAt time.Time // when the latest successful acquire was sent
-	heldSince  time.Time // when the hold began, for its hold time; zero when not held
+	acquiredAt monoTime // when the latest successful acquire was sent
+	heldSince  monoTime // when the hold began, for its hold time; zero when not held
 	// goneBy is when the hold is gone unless renewed meanwhile: the latest
 	// answer to a successful acquire, refresh or renewal plus the expiry
 	// it set (Redis counts it from the moment it ran the command, which is
 	// no later). Zero once the watchdog found the hold lost.
-	goneBy time.Time
+	goneBy monoTime
 	dog    *watchdog
 }
 
@@ -68,16 +68,16 @@ var errRenewLate = fmt.Errorf("redislock: the renewal was unanswered when the ho
 // sent after the previous hold was gone (it expired without a release, or
 // the watchdog found it lost) took the lock afresh, not re-entrantly, so
 // a new hold begins with it.
-func (k *keeper) noteAcquired(sent time.Time, px time.Duration) {
-	goneBy := time.Now().Add(px)
+func (k *keeper) noteAcquired(sent monoTime, px time.Duration) {
+	goneBy := monoNow().add(px)
 	k.mu.Lock()
-	if sent.After(k.acquiredAt) {
+	if sent.after(k.acquiredAt) {
 		k.acquiredAt = sent
 	}
-	if k.heldSince.IsZero() || sent.After(k.goneBy) {
+	if k.heldSince.isZero() || sent.after(k.goneBy) {
 		k.heldSince = sent
 	}
-	if goneBy.After(k.goneBy) {
+	if goneBy.after(k.goneBy) {
 		k.goneBy = goneBy
 	}
 	k.mu.Unlock()
@@ -85,9 +85,9 @@ func (k *keeper) noteAcquired(sent time.Time, px time.Duration) {
 
 // noteRenewed records a renewal answered now that set an expiry of px.
 func (k *keeper) noteRenewed(px time.Duration) {
-	goneBy := time.Now().Add(px)
+	goneBy := monoNow().add(px)
 	k.mu.Lock()
-	if goneBy.After(k.goneBy) {
+	if goneBy.after(k.goneBy) {
 		k.goneBy = goneBy
 	}
 	k.mu.Unlock()
@@ -98,7 +98,7 @@ func (k *keeper) noteRenewed(px time.Duration) {
 // release that will find it gone.
 func (k *keeper) noteLost() {
 	k.mu.Lock()
-	k.goneBy = time.Time{}
+	k.goneBy = 0
 	k.mu.Unlock()
 }
 
@@ -106,22 +106,22 @@ func (k *keeper) noteLost() {
 // before is another's now, so the next hold's time starts afresh.
 func (k *keeper) noteRefused() {
 	k.mu.Lock()
-	k.heldSince = time.Time{}
+	k.heldSince = 0
 	k.mu.Unlock()
 }
 
 // forget records that the hold ended: a later Watch needs a new acquire.
 func (k *keeper) forget() {
 	k.mu.Lock()
-	k.acquiredAt = time.Time{}
-	k.heldSince = time.Time{}
-	k.goneBy = time.Time{}
+	k.acquiredAt = 0
+	k.heldSince = 0
+	k.goneBy = 0
 	k.mu.Unlock()
 }
 
 // holdBegan returns when the hold began, zero when this instance knows of
 // no hold.
-func (k *keeper) holdBegan() time.Time {
+func (k *keeper) holdBegan() monoTime {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.heldSince
@@ -130,11 +130,11 @@ func (k *keeper) holdBegan() time.Time {
 // observeRelease records a release that Redis answered: on in, the hold
 // time when it freed the hold (freed), or a release that found the hold
 // already gone when this instance believed it held one since began.
-func observeRelease(in *lockobs.Instruments, began time.Time, freed bool) {
+func observeRelease(in *lockobs.Instruments, began monoTime, freed bool) {
 	switch {
-	case began.IsZero():
+	case began.isZero():
 	case freed:
-		in.Held(time.Since(began))
+		in.Held(began.since())
 	default:
 		in.ReleasedGone()
 	}
@@ -161,7 +161,7 @@ func observeRelease(in *lockobs.Instruments, began time.Time, freed bool) {
 func (rl *RedisLock) Watch(ctx context.Context, opts ...zerolock.WatchOption) context.Context {
 	px, err := rl.px()
 	return rl.watch(ctx, px, err, func(ctx context.Context, px time.Duration) (int64, error) {
-		return rl.conn.Run(ctx, renewScript, rl.lockKeys(), rl.token, px.Milliseconds()).Int64()
+		return rl.conn.Run(ctx, renewScript, rl.lockKeys(), rl.tokenArg(), px.Milliseconds()).Int64()
 	}, opts, rl.obs)
 }
 
@@ -179,7 +179,7 @@ func (k *keeper) watch(ctx context.Context, px time.Duration, err error, renew r
 			return k.dog.ctx
 		}
 	}
-	if err == nil && k.acquiredAt.IsZero() {
+	if err == nil && k.acquiredAt.isZero() {
 		err = fmt.Errorf("%w: Watch of a lock that is not held", zerolock.ErrLockLost)
 	}
 	if err != nil {
@@ -194,7 +194,7 @@ func (k *keeper) watch(ctx context.Context, px time.Duration, err error, renew r
 	lockCtx, cancel := context.WithCancelCause(ctx)
 	dog := &watchdog{k: k, ctx: lockCtx, cancel: cancel, done: make(chan struct{}), obs: in.StartWatch(ctx)}
 	k.dog = dog
-	go dog.run(renew, o, k.acquiredAt, px)
+	go dog.run(renew, o, k.acquiredAt.time(), px)
 	return lockCtx
 }
 
