@@ -2,10 +2,15 @@ package redislock_test
 
 import (
 	"context"
+	"crypto/sha1"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/redislock"
 )
 
 // answerHook answers every command itself, as a server would that took
@@ -54,6 +59,63 @@ func BenchmarkClientCycle(b *testing.B) {
 		b.Run(row.name, func(b *testing.B) {
 			b.ReportAllocs()
 			runCycles(b, row.name, "bench:c:", &next, row.cycle)
+		})
+	}
+}
+
+// goZeroAnswerHook answers as answerHook does, with go-zero's store's
+// replies: the status OK to SET and to go-zero's own acquire script (an
+// EVALSHA of one key and two arguments), 1 to other scripts, and a SCRIPT
+// LOAD with the code's digest, so that the adapter runs scripts by EVALSHA
+// as it does on a server.
+type goZeroAnswerHook struct{ answerHook }
+
+func (goZeroAnswerHook) ProcessHook(redis.ProcessHook) redis.ProcessHook {
+	return func(_ context.Context, cmd redis.Cmder) error {
+		if load, ok := cmd.(*redis.StringCmd); ok && cmd.Name() == "script" {
+			load.SetVal(fmt.Sprintf("%x", sha1.Sum([]byte(fmt.Sprint(cmd.Args()[2])))))
+			return nil
+		}
+		c, ok := cmd.(*redis.Cmd)
+		if !ok {
+			return nil
+		}
+		switch name := cmd.Name(); {
+		case name == "set", (name == "evalsha" || name == "eval") && len(cmd.Args()) == 6:
+			c.SetVal("OK")
+		default:
+			c.SetVal(int64(1))
+		}
+		return nil
+	}
+}
+
+// BenchmarkGoZeroClientCycle is BenchmarkClientCycle on go-zero's store
+// (its duration and breaker hooks run, a hook answers every command):
+// the drop-in's cycle beside go-zero's own lock's.
+func BenchmarkGoZeroClientCycle(b *testing.B) {
+	store := zredis.New("127.0.0.1:3", zredis.WithHook(goZeroAnswerHook{}))
+	ctx := context.Background()
+	var next atomic.Int64
+	rows := []struct {
+		name  string
+		cycle func(key string) (bool, error)
+	}{
+		{"go-zero", func(key string) (bool, error) {
+			l := zredis.NewRedisLock(store, key)
+			l.SetExpire(30)
+			return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
+		}},
+		{"drop-in", func(key string) (bool, error) {
+			l := redislock.NewRedisLock(store, key)
+			l.SetExpire(30)
+			return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
+		}},
+	}
+	for _, row := range rows {
+		b.Run(row.name, func(b *testing.B) {
+			b.ReportAllocs()
+			runCycles(b, row.name, "bench:g:", &next, row.cycle)
 		})
 	}
 }

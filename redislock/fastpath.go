@@ -88,8 +88,8 @@ func (rl *RedisLock) setNXGet(ctx context.Context, px time.Duration) (ok, mine, 
 // key to setnxget.lua for a second (gozero.Store.RecentlyRefused): a lock
 // made per request, as the middleware's, would otherwise pay two round
 // trips for every refusal.
-func (rl *RedisLock) setNXPlain(ctx context.Context, px time.Duration) (ok, refused bool, err error) {
-	reply, err := rl.conn.Do(ctx, rl.acquireCmds(px).setNX)
+func (rl *RedisLock) setNXPlain(ctx context.Context, px time.Duration, seen uint64) (ok, refused bool, err error) {
+	reply, err := rl.conn.Do(ctx, rl.setNXArgs(px, seen))
 	switch {
 	case err == nil:
 		if reply != "OK" {
@@ -103,6 +103,20 @@ func (rl *RedisLock) setNXPlain(ctx context.Context, px time.Duration) (ok, refu
 	default:
 		return false, false, err
 	}
+}
+
+// setNXArgs is SET key token PX px NX for an acquire that began when the
+// lock had seen gains successful acquires: built for a lock's first, which
+// for a lock made per request (the middleware's) is its only one, and
+// from the second on built once (acquireCmds), which costs more than the
+// command alone.
+func (rl *RedisLock) setNXArgs(px time.Duration, gains uint64) []any {
+	if gains == 0 {
+		if a := rl.acqCmds.Load(); a == nil || a.px != px {
+			return []any{"set", rl.Key(), rl.tokenArg(), "px", px.Milliseconds(), "nx"}
+		}
+	}
+	return rl.acquireCmds(px).setNX
 }
 
 // isSyntaxError reports the reply of a server older than Redis 7.0 to SET

@@ -308,7 +308,7 @@ func (rl *RedisLock) attempt(ctx context.Context, px time.Duration, script, wait
 	case rl.conn.IsGoZero() && !rl.refusedLast.Load() && !rl.conn.GoZero.RecentlyRefused(rl.Key()):
 		// Before setGet.refused: SET NX PX without GET works on every server.
 		var refused bool
-		r.ok, refused, r.err = rl.setNXPlain(ctx, px)
+		r.ok, refused, r.err = rl.setNXPlain(ctx, px, seen)
 		if refused {
 			// Held by another or by us (a resent SET, an overlapping
 			// acquire on this instance): the script tells them apart.
@@ -465,21 +465,22 @@ func (rl *RedisLock) release(ctx context.Context) (bool, error) {
 	}
 	seen := rl.state.beginRelease()
 	var (
-		cmd *redis.Cmd
+		r   any
 		err error
 	)
 	if rl.guard == deadline.None {
 		// Called directly, as in try: a closure handed to deadline.Within escapes
 		// to its goroutine, an allocation on every release.
-		cmd = rl.sendRelease(ctx)
+		r, err = rl.sendRelease(ctx)
 	} else {
-		cmd, err = deadline.Within(ctx, rl.guard, func() *redis.Cmd {
-			return rl.sendRelease(ctx)
+		var got reply
+		got, err = deadline.Within(ctx, rl.guard, func() reply {
+			val, err := rl.sendRelease(ctx)
+			return reply{val, err}
 		})
-	}
-	var reply any
-	if err == nil {
-		reply, err = cmd.Result()
+		if err == nil {
+			r, err = got.val, got.err
+		}
 	}
 	if err != nil {
 		return false, rl.wrap(ctx, "release", err)
@@ -487,9 +488,9 @@ func (rl *RedisLock) release(ctx context.Context) (bool, error) {
 	if rl.state.endRelease(seen) {
 		rl.forget()
 	}
-	n, ok := reply.(int64)
+	n, ok := r.(int64)
 	if !ok {
-		return false, rl.wrap(ctx, "release", fmt.Errorf("%w: %v", ErrUnexpectedReply, reply))
+		return false, rl.wrap(ctx, "release", fmt.Errorf("%w: %v", ErrUnexpectedReply, r))
 	}
 	return n == 1, nil
 }

@@ -6,6 +6,9 @@ import (
 	"unsafe"
 
 	"github.com/redis/go-redis/v9"
+	zredis "github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/zerolock/zerolock/internal/testing/redistest"
 )
 
 // TestRedisLockSize: a lock made per request (the middleware's) is one
@@ -52,5 +55,29 @@ func TestLockMoreShared(t *testing.T) {
 	}
 	if a.token() != a.tokenArg() || len(a.token()) != 27 {
 		t.Errorf("token %q, boxed %v", a.token(), a.tokenArg())
+	}
+}
+
+// TestSetNXArgsCachedFromSecondAcquire: on go-zero's store a lock's first
+// acquire sends SET NX with arguments built for it alone (a lock made per
+// request has no second), and a later one builds them once for the lock.
+func TestSetNXArgsCachedFromSecondAcquire(t *testing.T) {
+	mr := redistest.Miniredis(t)
+	store := zredis.MustNewRedis(zredis.RedisConf{Host: mr.Addr(), Type: zredis.NodeType, DisableIdentity: true})
+	l := NewRedisLock(store, "setnxargs")
+	l.SetExpire(30)
+	for i := range 3 {
+		if ok, err := l.Acquire(); !ok || err != nil {
+			t.Fatalf("acquire %d = %v, %v", i, ok, err)
+		}
+		if built := l.acqCmds.Load() != nil; built != (i > 0) {
+			t.Errorf("after acquire %d: arguments cached = %v", i, built)
+		}
+		if ok, err := l.Release(); !ok || err != nil {
+			t.Fatalf("release %d = %v, %v", i, ok, err)
+		}
+	}
+	if mr.Exists("setnxargs") {
+		t.Error("the key outlived its release")
 	}
 }

@@ -238,7 +238,7 @@ func (m *MultiLock) release(ctx context.Context, groups []keyGroup) (int, error)
 		errs  []error
 	)
 	for _, g := range groups {
-		reply, err := m.conn.RunOnce(ctx, multiReleaseScript, g.keys, g.releaseArgs...).Result()
+		reply, err := m.conn.EvalOnce(ctx, multiReleaseScript, g.keys, g.releaseArgs...)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -13,22 +13,26 @@ import (
 // release.lua. Either is sent once on a go-redis client (see conn.OnceCmd).
 // The command compares the token exactly, which is enough: a lock that
 // announces nothing has a token no waiter marks (quietTokenEnd).
-func (rl *RedisLock) sendRelease(ctx context.Context) *redis.Cmd {
+func (rl *RedisLock) sendRelease(ctx context.Context) (any, error) {
 	if rl.more.native != nil {
 		if c := rl.more.native.Current(ctx, &rl.conn); c != native.ByScript {
 			cmd := native.Send(ctx, &rl.conn, c, rl.Key(), rl.tokenArg())
 			if cmd.Err() != nil && redis.HasErrorPrefix(cmd.Err(), "WRONGTYPE") {
 				// The key holds another type: not ours, as release.lua
 				// answers (go-zero's breaker has counted the error reply).
-				cmd.SetErr(nil)
-				cmd.SetVal(int64(0))
-				return cmd
+				return int64(0), nil
 			}
 			if !native.RefusedCommand(cmd.Err()) {
-				return cmd
+				return cmd.Result()
 			}
 			rl.more.native.Refused(c) // nothing was deleted: the script does it
 		}
 	}
-	return rl.conn.RunOnce(ctx, releaseScript, rl.lockKeys(), rl.releaseArgs()...)
+	return rl.conn.EvalOnce(ctx, releaseScript, rl.lockKeys(), rl.releaseArgs()...)
+}
+
+// reply is a command's answer, carried through deadline.Within.
+type reply struct {
+	val any
+	err error
 }

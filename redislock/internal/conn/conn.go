@@ -224,6 +224,15 @@ func (c *Conn) Eval(ctx context.Context, s *script.Script, keys []string, args .
 	return c.Run(ctx, s, keys, args...).Result()
 }
 
+// EvalOnce is RunOnce's reply, without RunOnce's command on go-zero's
+// store, whose client answers with the reply.
+func (c *Conn) EvalOnce(ctx context.Context, s *script.Script, keys []string, args ...any) (any, error) {
+	if c.kind == goZero {
+		return c.GoZero.EvalScript(ctx, s, keys, args)
+	}
+	return c.RunOnce(ctx, s, keys, args...).Result()
+}
+
 // RunOnce is Run, except that on a Processor (a go-redis client) the
 // commands are sent once: a lost reply is an error, never a resend (see
 // OnceCmd). Other stores resend as their client does.
