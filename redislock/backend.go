@@ -29,6 +29,9 @@ func NewBackend(store Store, opts ...Option) zerolock.Backend {
 	o := b.options(zerolock.LockerOptions{})
 	b.refused = o.refuse(mutexRefuses, "the RedisLocks of a backend", "", nil)
 	b.rateGuard = b.conn.Guard(o.deadlineGuard)
+	if !o.fencing {
+		b.more = moreFor(&b.conn, "", o)
+	}
 	return b
 }
 
@@ -38,6 +41,7 @@ type storeBackend struct {
 	base      options        // the backend's options, applied once
 	refused   error          // what every RedisLock of the backend refuses, or nil
 	rateGuard deadline.Guard // WithDeadlineGuard, for Rate
+	more      *lockMore      // its locks' without fencing, nil WithFencing
 }
 
 func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.Locker {
@@ -46,6 +50,9 @@ func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.
 	o.fencing = o.fencing || lo.Fencing
 	if lo.Waited {
 		o.quietRelease = false // its releases and records wake waiters
+	}
+	if o.quietRelease == b.base.quietRelease {
+		o.more = b.more // nil WithFencing, or ignored for lo.Fencing
 	}
 	return recordingLock{newObservedLock(b.conn, key, o)}
 }

@@ -32,5 +32,7 @@ func (t monoTime) after(u monoTime) bool { return t > u }
 func (t monoTime) since() time.Duration { return time.Duration(monoNow() - t) }
 
 // time returns t as a time.Time carrying the monotonic reading, for
-// timers and deadlines.
+// timers and deadlines, which use that reading. Its wall-clock reading is
+// clockBase's plus the elapsed time: off by any step of the wall clock
+// since the process started, so it is never shown or compared as a date.
 func (t monoTime) time() time.Time { return clockBase.Add(time.Duration(t)) }

@@ -140,9 +140,10 @@ func (rl *RedisLock) setNXOnce(ctx context.Context, px time.Duration) (bool, err
 // acquireCmds are a lock's acquire commands for one expiry, every argument
 // boxed once: go-zero's store sends setNX as it is, and every store runs
 // the scripts (s, and setnxget.lua on go-zero's) with argv. They are built
-// when the expiry changes (SetExpire), not on every acquire, where boxing
-// the arguments cost five allocations, and shared by concurrent acquires,
-// which only read them.
+// by the first acquire that needs a script, or by the second SET NX on
+// go-zero's store (see setNXArgs), and again when the expiry changes, not
+// on every acquire, where boxing the arguments cost five allocations; and
+// shared by concurrent acquires, which only read them.
 type acquireCmds struct {
 	px    time.Duration
 	setNX []any // SET key token PX px NX

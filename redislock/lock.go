@@ -53,7 +53,7 @@ type RedisLock struct {
 	ownSetGet setGetSupport
 
 	fence   atomic.Int64                // fencing token of the current hold
-	acqCmds atomic.Pointer[acquireCmds] // built once per expiry
+	acqCmds atomic.Pointer[acquireCmds] // built once per expiry, when needed
 	state   holdState
 
 	holdExpiry // the expiry SetExpire sets, and the tolerance
@@ -61,8 +61,11 @@ type RedisLock struct {
 }
 
 // lockMore is what a lock's options set that a try-lock with the defaults
-// never reads: the locks that keep the defaults share one (defaultMore),
-// so that a lock made per request is smaller (256 bytes).
+// seldom needs. Locks share one wherever nothing in it depends on the key:
+// those with the default back-off, no replica acknowledgements, no fencing
+// and wake-ups share defaultMore, and a Backend's locks without fencing
+// share the Backend's (see moreFor), so that a lock made per request is
+// one allocation of 256 bytes. Nothing writes a lockMore once built.
 type lockMore struct {
 	waitOpts    waitOptions
 	flagPX      int64 // how long a waiting acquire's flag lives, in ms
@@ -73,18 +76,25 @@ type lockMore struct {
 }
 
 // defaultMore is the lockMore of every lock with the default back-off, no
-// replica acknowledgements and no fencing. Nothing writes it.
-var defaultMore = newLockMore("", options{wait: defaultWaitOptions()})
+// replica acknowledgements, no fencing and wake-ups (not WithoutWakeups).
+var defaultMore = newLockMore(nil, "", options{wait: defaultWaitOptions()})
 
-// moreFor returns the lockMore of a lock on key made with o.
-func moreFor(key string, o options) *lockMore {
-	if o.wait == defaultMore.waitOpts && o.acks == 0 && !o.fencing && !o.quietRelease {
+// moreFor returns the lockMore of a lock on key in c made with o: o.more
+// (a Backend's, built by moreFor for its options) when o has it and no
+// fencing, else defaultMore when it applies, else one of its own.
+func moreFor(c *conn.Conn, key string, o options) *lockMore {
+	switch {
+	case o.fencing:
+		return newLockMore(c, key, o)
+	case o.more != nil:
+		return o.more
+	case o.wait == defaultMore.waitOpts && o.acks == 0 && !o.quietRelease:
 		return defaultMore
 	}
-	return newLockMore(key, o)
+	return newLockMore(c, key, o)
 }
 
-func newLockMore(key string, o options) *lockMore {
+func newLockMore(c *conn.Conn, key string, o options) *lockMore {
 	m := &lockMore{
 		waitOpts:    o.wait,
 		flagPX:      waiterFlagTTL(o.wait).Milliseconds(),
@@ -93,6 +103,9 @@ func newLockMore(key string, o options) *lockMore {
 	}
 	if o.fencing {
 		m.fenceKeys = []string{key, slot.Companion(key, "zerolock.fence")}
+	}
+	if o.quietRelease {
+		m.native = native.For(c)
 	}
 	return m
 }
@@ -141,14 +154,13 @@ func newLock(c conn.Conn, key, token string, o options) *RedisLock {
 		conn:    c,
 		fencing: o.fencing,
 		setGet:  o.setGet,
-		more:    moreFor(key, o),
+		more:    moreFor(&c, key, o),
 	}
 	rl.holdExpiry.init(o)
 	rl.keyArray[0], rl.argArray[0], rl.argc = key, token, 1
 	switch {
 	case o.quietRelease:
 		rl.quiet = true
-		rl.more.native = native.For(&rl.conn)
 		rl.argArray[1], rl.argc = "", 2 // announce nothing
 	case !slot.NamedByKey(key):
 		// release.lua names the channel after the key, unless the key

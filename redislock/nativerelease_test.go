@@ -104,6 +104,26 @@ func TestNativeReleaseOnValkey(t *testing.T) {
 		if v, err := admin.Get(context.Background(), key).Result(); err != nil || v != "another holder" {
 			t.Fatalf("the other holder's key after a release = %q, %v", v, err)
 		}
+		// A key of another type: not ours, false with no error, as the
+		// script answers, and the key stays.
+		if err := admin.Del(context.Background(), key).Err(); err != nil {
+			t.Fatal(err)
+		}
+		mustAcquire(t, quiet, true)
+		if err := admin.Del(context.Background(), key).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := admin.HSet(context.Background(), key, "f", "v").Err(); err != nil {
+			t.Fatal(err)
+		}
+		dels := redistest.Calls(t, admin, "delifeq")
+		mustRelease(t, quiet, false)
+		if d := redistest.Calls(t, admin, "delifeq") - dels; d != 1 {
+			t.Errorf("release of a hash key: %d DELIFEQ, want 1", d)
+		}
+		if typ, err := admin.Type(context.Background(), key).Result(); err != nil || typ != "hash" {
+			t.Fatalf("the hash after a release: type %q, %v", typ, err)
+		}
 		if err := admin.Del(context.Background(), key).Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -121,6 +121,7 @@ type options struct {
 	acks          int
 	acksTimeout   time.Duration
 	setGet        *setGetSupport // shared by a Backend's locks
+	more          *lockMore      // shared by a Backend's locks without fencing (see moreFor)
 	deadlineGuard bool
 	quietRelease  bool
 	name          string    // WithName: the lock's label in metrics and traces

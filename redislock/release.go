@@ -16,14 +16,14 @@ import (
 func (rl *RedisLock) sendRelease(ctx context.Context) (any, error) {
 	if rl.more.native != nil {
 		if c := rl.more.native.Current(ctx, &rl.conn); c != native.ByScript {
-			cmd := native.Send(ctx, &rl.conn, c, rl.Key(), rl.tokenArg())
-			if cmd.Err() != nil && redis.HasErrorPrefix(cmd.Err(), "WRONGTYPE") {
+			reply, err := native.Send(ctx, &rl.conn, c, rl.Key(), rl.tokenArg())
+			if err != nil && redis.HasErrorPrefix(err, "WRONGTYPE") {
 				// The key holds another type: not ours, as release.lua
 				// answers (go-zero's breaker has counted the error reply).
 				return int64(0), nil
 			}
-			if !native.RefusedCommand(cmd.Err()) {
-				return cmd.Result()
+			if !native.RefusedCommand(err) {
+				return reply, err
 			}
 			rl.more.native.Refused(c) // nothing was deleted: the script does it
 		}

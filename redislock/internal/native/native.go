@@ -157,24 +157,13 @@ func parseCommandInfo(reply any) (Command, error) {
 	return ByScript, nil
 }
 
-// Send sends the compare-and-delete c of key and token.
-func Send(ctx context.Context, cn *conn.Conn, c Command, key string, token any) *redis.Cmd {
-	var (
-		reply any
-		err   error
-	)
+// Send sends the compare-and-delete c of key and token and returns the
+// reply.
+func Send(ctx context.Context, cn *conn.Conn, c Command, key string, token any) (any, error) {
 	if c == DelEx {
-		reply, err = cn.Send(ctx, true, "delex", key, "ifeq", token)
-	} else {
-		reply, err = cn.Send(ctx, true, "delifeq", key, token)
+		return cn.Send(ctx, true, "delex", key, "ifeq", token)
 	}
-	cmd := redis.NewCmd(ctx)
-	if err != nil {
-		cmd.SetErr(err)
-	} else {
-		cmd.SetVal(reply)
-	}
-	return cmd
+	return cn.Send(ctx, true, "delifeq", key, token)
 }
 
 // RefusedCommand reports a server's refusal to run a command at all: it
