@@ -195,3 +195,88 @@ func TestClusterMasterKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestClusterWaiterFollowsMovedSlot: the slot of a key that a waiter is
+// subscribed for moves to another master (a resharding), whose old owner
+// drops the slot's shard channels. The waiter's subscription follows the
+// slot to its new master, and the holder's release there wakes it: its
+// back-off (20 s) is longer than the test waits, so only the wake-up can
+// end its wait in time.
+func TestClusterWaiterFollowsMovedSlot(t *testing.T) {
+	c := redistest.SharedCluster(t)
+	ctx := context.Background()
+	for _, b := range clusterBackends(t, c) {
+		t.Run(b.name, func(t *testing.T) {
+			key := "zerolock-test:slot-moves:" + b.name
+			channel := redislock.ReleaseChannel(key)
+			slot := int(c.Client(t).ClusterKeySlot(ctx, key).Val())
+			from := c.MasterOf(t, key)
+			var to *redistest.Server
+			for _, m := range c.Masters(t) {
+				if m != from {
+					to = m
+					break
+				}
+			}
+			if to == nil {
+				t.Fatal("no other master")
+			}
+			// A subscriber may be on the master or on one of its replicas
+			// (a client's stale slot map can send it there; the master's
+			// publications reach it).
+			subscribers := func(master *redistest.Server) (n int64) {
+				for _, node := range c.Shard(t, master) {
+					got, err := node.Client(t).PubSubShardNumSub(ctx, channel).Result()
+					if err != nil {
+						t.Fatalf("PUBSUB SHARDNUMSUB on %s: %v", node.Addr(), err)
+					}
+					n += got[channel]
+				}
+				return n
+			}
+			waitSubscribed := func(master *redistest.Server) {
+				t.Helper()
+				for deadline := time.Now().Add(10 * time.Second); subscribers(master) == 0; {
+					if time.Now().After(deadline) {
+						t.Fatalf("no subscriber of the release channel in the shard of %s after 10 s", master.Addr())
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+
+			holder := b.newLock(key)
+			holder.SetExpire(30)
+			mustAcquire(t, holder, true)
+			waiter := b.newLock(key, redislock.WithBackoff(20*time.Second, 20*time.Second))
+			waiter.SetExpire(30)
+			got := make(chan error, 1)
+			waitCtx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			t.Cleanup(func() { cancel(); <-done }) // a failed test leaves no waiter behind
+			go func() {
+				defer close(done)
+				ok, err := waiter.AcquireWaitCtx(waitCtx, 15*time.Second)
+				if err == nil && !ok {
+					err = fmt.Errorf("not acquired")
+				}
+				got <- err
+			}()
+			waitSubscribed(from)
+
+			c.MoveSlot(t, slot, to)
+			t.Cleanup(func() { c.MoveSlot(t, slot, from) })
+			waitSubscribed(to)
+
+			mustRelease(t, holder, true)
+			select {
+			case err := <-got:
+				if err != nil {
+					t.Fatalf("waiter: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the waiter was not woken by the release on the slot's new master")
+			}
+			mustRelease(t, waiter, true)
+		})
+	}
+}

@@ -35,6 +35,13 @@ type pubsubClient interface {
 	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
+// reopenPause is how long the worker waits, after a redirection, for the
+// cluster client's reload of its slot map before it opens the connection
+// again; it doubles with each redirection until a confirmation, to 1.6 s, so
+// that a client that cannot be routed (a node client on a cluster) does not
+// churn connections.
+const reopenPause = 100 * time.Millisecond
+
 // confirmTimeout bounds the wait for a subscription's confirmation. A
 // waiter that gives up waiting still works, on back-off alone.
 const confirmTimeout = 2 * time.Second
@@ -67,6 +74,13 @@ type Hub struct {
 	working bool          // the worker goroutine runs
 	ps      *redis.PubSub // the worker's; nil when not connected
 	done    chan struct{} // closed when ps's receive loop has ended
+	// reopen: ps is to be replaced by a connection opened anew, which a
+	// cluster client routes to the node of the channels' slot now: the
+	// server dropped a shard channel (its slot moved), or answered a
+	// subscription with a redirection (moved: the client's map of the
+	// slots is stale, and is reloaded first).
+	reopen, moved bool
+	redirects     int // redirections since the last confirmation: the pause doubles
 }
 
 type channel struct {
@@ -321,6 +335,32 @@ func (h *Hub) worker() {
 		}
 		ps, closing := h.ps, len(h.chans) == 0 && h.ps != nil
 		var done chan struct{}
+		if h.reopen && ps != nil && !closing {
+			// Everything is asked for again on the new connection, and its
+			// confirmations send the waiters to try.
+			h.ps, done, h.reopen = nil, h.done, false
+			moved, pause := h.moved, reopenPause<<min(h.redirects, 4)
+			if moved {
+				h.redirects++
+			}
+			h.moved = false
+			clear(h.subs)
+			clear(h.leaving)
+			for _, c := range h.chans {
+				c.unconfirm()
+			}
+			h.mu.Unlock()
+			_ = ps.Close()
+			<-done
+			if moved {
+				if r, ok := h.client.(interface{ ReloadState(context.Context) }); ok {
+					r.ReloadState(ctx) // in the background: hence the pause
+				}
+				time.Sleep(pause)
+			}
+			continue
+		}
+		h.reopen, h.moved = false, false // nothing open to replace
 		if closing {
 			h.ps, done = nil, h.done
 			clear(h.leaving) // no reply of ps is read any more
@@ -477,6 +517,10 @@ func (h *Hub) unsubscribed(ps *redis.PubSub, ch string) {
 		return
 	}
 	c.unconfirm()
+	// On a cluster the slot's node has changed: asked again on this
+	// connection, the channel would be refused with MOVED. A new
+	// connection goes where the slot is served now.
+	h.reopen = true
 	h.work()
 	for _, w := range c.waiters {
 		w.notify()
@@ -494,7 +538,8 @@ func (h *Hub) lost(ps *redis.PubSub, err error) {
 		return
 	}
 	var reply redis.Error
-	if !errors.As(err, &reply) { // the connection broke, not a command
+	switch {
+	case !errors.As(err, &reply): // the connection broke, not a command
 		clear(h.leaving)
 		for ch := range h.subs {
 			h.subs[ch] = false
@@ -502,12 +547,26 @@ func (h *Hub) lost(ps *redis.PubSub, err error) {
 		for _, c := range h.chans {
 			c.unconfirm()
 		}
+	case redirected(err):
+		// A subscription sent to a node that no longer serves the slot
+		// (the worker reopened the connection before the client knew
+		// where the slot went): reopened again once the client reloaded
+		// its map.
+		h.reopen, h.moved = true, true
+		h.work()
 	}
 	for _, c := range h.chans {
 		for _, w := range c.waiters {
 			w.notify()
 		}
 	}
+}
+
+// redirected reports a cluster's redirection of a command: MOVED (the
+// slot is served elsewhere) or ASK (it is being migrated).
+func redirected(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
 }
 
 func (h *Hub) closed(ps *redis.PubSub) bool {
@@ -526,6 +585,7 @@ func (h *Hub) confirm(ps *redis.PubSub, ch string) {
 		return
 	}
 	h.subs[ch] = true
+	h.redirects = 0
 	if c, ok := h.chans[ch]; ok {
 		if c.rewake {
 			c.rewake = false

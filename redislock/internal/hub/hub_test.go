@@ -735,3 +735,72 @@ func TestHubSubscribeUnsent(t *testing.T) {
 		t.Fatal("the subscription the server has was never confirmed")
 	}
 }
+
+// TestHubReopensAfterRedirect: a subscription answered with MOVED (a
+// cluster node that no longer serves the slot, where a stale slot map sent
+// the connection) is asked again on a connection opened anew, which the
+// cluster client routes to the slot's node now. Before, the hub kept the
+// refused connection, and its waiters were never confirmed.
+func TestHubReopensAfterRedirect(t *testing.T) {
+	ln := redistest.Listen(t)
+	var conns atomic.Int32
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		_ = ln.Close()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := conns.Add(1)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					cmd, err := readCommand(r)
+					if err != nil {
+						return
+					}
+					switch strings.ToLower(cmd[0]) {
+					case "ssubscribe":
+						if n == 1 {
+							_, _ = fmt.Fprintf(c, "-MOVED 1 127.0.0.1:1\r\n")
+						} else {
+							_, _ = fmt.Fprintf(c, "*3\r\n$10\r\nssubscribe\r\n$%d\r\n%s\r\n:1\r\n", len(cmd[1]), cmd[1])
+						}
+					case "hello":
+						_, _ = c.Write([]byte("-ERR unknown command 'hello'\r\n"))
+					default:
+						_, _ = c.Write([]byte("+OK\r\n"))
+					}
+				}
+			}()
+		}
+	}()
+	client := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { _ = client.Close() })
+	h := newHub(client, true)
+	ch := Channel("zerolock-test:hub:moved")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	w := h.Watch(ctx, ch)
+	defer w.Close()
+	h.mu.Lock()
+	confirmed := h.chans[ch].confirmed
+	h.mu.Unlock()
+	select {
+	case <-confirmed:
+	default:
+		t.Fatal("the subscription was never confirmed after the server redirected it")
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2: the redirected one and the one opened anew", n)
+	}
+}
