@@ -547,21 +547,7 @@ func startFakeServer(t *testing.T) (*fakeServer, string) {
 			return
 		}
 		f.conn <- c
-		r := bufio.NewReader(c)
-		for {
-			cmd, err := readCommand(r)
-			if err != nil {
-				return
-			}
-			switch strings.ToLower(cmd[0]) {
-			case "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe":
-				f.cmds <- cmd
-			case "hello": // as Redis 5 answers: go-redis goes on in RESP2
-				_, _ = c.Write([]byte("-ERR unknown command 'hello'\r\n"))
-			default:
-				_, _ = c.Write([]byte("+OK\r\n"))
-			}
-		}
+		serve(c, func(cmd []string) { f.cmds <- cmd })
 	}()
 	t.Cleanup(func() {
 		_ = ln.Close()
@@ -573,6 +559,26 @@ func startFakeServer(t *testing.T) (*fakeServer, string) {
 		<-served
 	})
 	return f, ln.Addr().String()
+}
+
+// serve answers c's commands until it closes: HELLO as Redis 5 does (go-redis
+// goes on in RESP2), the subscription commands by sub, any other with OK.
+func serve(c net.Conn, sub func(cmd []string)) {
+	r := bufio.NewReader(c)
+	for {
+		cmd, err := readCommand(r)
+		if err != nil {
+			return
+		}
+		switch strings.ToLower(cmd[0]) {
+		case "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe":
+			sub(cmd)
+		case "hello":
+			_, _ = c.Write([]byte("-ERR unknown command 'hello'\r\n"))
+		default:
+			_, _ = c.Write([]byte("+OK\r\n"))
+		}
+	}
 }
 
 // readCommand reads one RESP array of bulk strings.
@@ -762,25 +768,13 @@ func TestHubReopensAfterRedirect(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					cmd, err := readCommand(r)
-					if err != nil {
-						return
+				serve(c, func(cmd []string) {
+					if n == 1 {
+						_, _ = fmt.Fprintf(c, "-MOVED 1 127.0.0.1:1\r\n")
+					} else {
+						_, _ = fmt.Fprintf(c, "*3\r\n$10\r\nssubscribe\r\n$%d\r\n%s\r\n:1\r\n", len(cmd[1]), cmd[1])
 					}
-					switch strings.ToLower(cmd[0]) {
-					case "ssubscribe":
-						if n == 1 {
-							_, _ = fmt.Fprintf(c, "-MOVED 1 127.0.0.1:1\r\n")
-						} else {
-							_, _ = fmt.Fprintf(c, "*3\r\n$10\r\nssubscribe\r\n$%d\r\n%s\r\n:1\r\n", len(cmd[1]), cmd[1])
-						}
-					case "hello":
-						_, _ = c.Write([]byte("-ERR unknown command 'hello'\r\n"))
-					default:
-						_, _ = c.Write([]byte("+OK\r\n"))
-					}
-				}
+				})
 			}()
 		}
 	}()
