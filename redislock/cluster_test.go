@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/zerolock/zerolock/internal/testing/redistest"
@@ -223,14 +225,27 @@ func TestClusterWaiterFollowsMovedSlot(t *testing.T) {
 			}
 			// A subscriber may be on the master or on one of its replicas
 			// (a client's stale slot map can send it there; the master's
-			// publications reach it).
+			// publications reach it), which ROLE lists once they are
+			// connected: the shard is looked up on every poll.
+			clients := map[string]*redis.Client{}
+			for _, n := range c.Nodes {
+				clients[n.Addr()] = n.Client(t)
+			}
 			subscribers := func(master *redistest.Server) (n int64) {
-				for _, node := range c.Shard(t, master) {
-					got, err := node.Client(t).PubSubShardNumSub(ctx, channel).Result()
-					if err != nil {
-						t.Fatalf("PUBSUB SHARDNUMSUB on %s: %v", node.Addr(), err)
+				shard := []string{master.Addr()}
+				if role, err := clients[master.Addr()].Do(ctx, "role").Slice(); err == nil && len(role) > 2 {
+					replicas, _ := role[2].([]any)
+					for _, r := range replicas {
+						if f, _ := r.([]any); len(f) > 1 {
+							shard = append(shard, net.JoinHostPort(fmt.Sprint(f[0]), fmt.Sprint(f[1])))
+						}
 					}
-					n += got[channel]
+				}
+				for _, addr := range shard {
+					if cl := clients[addr]; cl != nil {
+						got, _ := cl.PubSubShardNumSub(ctx, channel).Result()
+						n += got[channel]
+					}
 				}
 				return n
 			}
@@ -238,7 +253,8 @@ func TestClusterWaiterFollowsMovedSlot(t *testing.T) {
 				t.Helper()
 				for deadline := time.Now().Add(10 * time.Second); subscribers(master) == 0; {
 					if time.Now().After(deadline) {
-						t.Fatalf("no subscriber of the release channel in the shard of %s after 10 s", master.Addr())
+						t.Fatalf("no subscriber of the release channel in the shard of %s (the slot%s) after 10 s",
+							master.Addr(), map[bool]string{true: "'s new master", false: "'s master before the move"}[master == to])
 					}
 					time.Sleep(20 * time.Millisecond)
 				}
@@ -263,8 +279,8 @@ func TestClusterWaiterFollowsMovedSlot(t *testing.T) {
 			}()
 			waitSubscribed(from)
 
+			t.Cleanup(func() { c.RestoreSlot(t, slot, from) })
 			c.MoveSlot(t, slot, to)
-			t.Cleanup(func() { c.MoveSlot(t, slot, from) })
 			waitSubscribed(to)
 
 			mustRelease(t, holder, true)

@@ -44,7 +44,9 @@ type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
 
-// Main runs a package's tests, stops the shared cluster if one was
+// Main runs a package's tests, runs beforeStop (what closes clients the
+// package keeps for the process, whose background work would dial the
+// cluster's nodes once they are gone), stops the shared cluster if one was
 // started, checks for leaked goroutines (with LeakOptions) after a passing
 // run, and exits.
 //
@@ -53,13 +55,16 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 // rest.MustNewServer and zrpc.MustNewServer calls) writes logx's field
 // keys unsynchronised, and a test that starts a server while a Redis call
 // of another is being logged would otherwise race with it.
-func Main(m *testing.M) {
+func Main(m *testing.M, beforeStop ...func()) {
 	var c logx.LogConf
 	if err := conf.FillDefault(&c); err == nil {
 		c.Stat = false // no CPU and memory lines every minute in test output
 		_ = logx.SetUp(c)
 	}
 	code := m.Run()
+	for _, f := range beforeStop {
+		f()
+	}
 	CloseSharedCluster()
 	if code == 0 {
 		if err := goleak.Find(LeakOptions()...); err != nil {

@@ -2,7 +2,6 @@ package redistest
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"testing"
 )
@@ -24,30 +23,6 @@ func (c *Cluster) Masters(tb testing.TB) []*Server {
 		}
 	}
 	return masters
-}
-
-// Shard returns master with its running replicas: the nodes where a
-// client may subscribe to the shard channels of master's slots.
-func (c *Cluster) Shard(tb testing.TB, master *Server) []*Server {
-	tb.Helper()
-	role, err := master.Client(tb).Do(context.Background(), "role").Slice()
-	if err != nil || len(role) < 3 {
-		tb.Fatalf("redistest: ROLE of %s: %v %v", master.Addr(), role, err)
-	}
-	shard := []*Server{master}
-	replicas, _ := role[2].([]any)
-	for _, r := range replicas {
-		fields, _ := r.([]any)
-		if len(fields) < 2 {
-			continue
-		}
-		for _, n := range c.Nodes {
-			if n.running() && fmt.Sprint(fields[1]) == strconv.Itoa(n.Port()) {
-				shard = append(shard, n)
-			}
-		}
-	}
-	return shard
 }
 
 // MoveSlot moves slot, with its keys, from the master serving it to the
@@ -110,6 +85,18 @@ func (c *Cluster) MoveSlot(tb testing.TB, slot int, to *Server) (from *Server) {
 		}
 	}
 	return from
+}
+
+// RestoreSlot gives slot back to owner after a MoveSlot, even one that
+// failed half-way: every master forgets the slot's migration state
+// (SETSLOT STABLE), then the slot and its keys move to owner if another
+// master serves it.
+func (c *Cluster) RestoreSlot(tb testing.TB, slot int, owner *Server) {
+	tb.Helper()
+	for _, m := range c.Masters(tb) {
+		_ = m.Client(tb).Do(context.Background(), "cluster", "setslot", slot, "stable").Err()
+	}
+	c.MoveSlot(tb, slot, owner)
 }
 
 // servesSlot reports whether the node id, m, serves slot in m's view.

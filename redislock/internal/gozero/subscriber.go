@@ -68,3 +68,14 @@ func goZeroTLS(store *zredis.Redis) (on, known bool) {
 	}
 	return f.Bool(), true
 }
+
+// CloseSubscribers closes the clients Subscriber made, for a test binary's
+// end: a cluster client's reload of its slot map, which a hub asks for when
+// a slot moves, runs in the background and would outlive the cluster.
+func CloseSubscribers() {
+	subscribers.Range(func(addr, c any) bool {
+		_ = c.(redis.UniversalClient).Close()
+		subscribers.Delete(addr)
+		return true
+	})
+}

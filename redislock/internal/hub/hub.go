@@ -35,11 +35,10 @@ type pubsubClient interface {
 	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
-// reopenPause is how long the worker waits, after a redirection, for the
-// cluster client's reload of its slot map before it opens the connection
-// again; it doubles with each redirection until a confirmation, to 1.6 s, so
-// that a client that cannot be routed (a node client on a cluster) does not
-// churn connections.
+// reopenPause is how long the worker waits for the cluster client's reload
+// of its slot map before it opens the connection again; it doubles with each
+// reopening until a confirmation, to 1.6 s, so that a client that cannot be
+// routed (a node client on a cluster) opens a connection at most that often.
 const reopenPause = 100 * time.Millisecond
 
 // confirmTimeout bounds the wait for a subscription's confirmation. A
@@ -74,13 +73,12 @@ type Hub struct {
 	working bool          // the worker goroutine runs
 	ps      *redis.PubSub // the worker's; nil when not connected
 	done    chan struct{} // closed when ps's receive loop has ended
-	// reopen: ps is to be replaced by a connection opened anew, which a
-	// cluster client routes to the node of the channels' slot now: the
-	// server dropped a shard channel (its slot moved), or answered a
-	// subscription with a redirection (moved: the client's map of the
-	// slots is stale, and is reloaded first).
-	reopen, moved bool
-	redirects     int // redirections since the last confirmation: the pause doubles
+	// reopen: ps is to be replaced by a connection opened anew, once the
+	// cluster client has reloaded its slot map, which then routes it to
+	// the node of the channels' slot: the server dropped a shard channel
+	// (its slot moved), or answered a subscription with a redirection.
+	reopen  bool
+	reopens int // since the last confirmation, or the last close: the pause doubles
 }
 
 type channel struct {
@@ -314,7 +312,9 @@ func (h *Hub) work() {
 // have, until they agree: it subscribes the new ones (opening the
 // connection, and its receive loop, with the first: a cluster client
 // connects to the node of their slot), unsubscribes the ones left, and
-// closes the connection when no channel is left.
+// closes the connection when no channel is left. A connection to be
+// reopened (see Hub.reopen) it closes, asks the cluster client to reload
+// its slot map, pauses, and opens anew with every channel.
 func (h *Hub) worker() {
 	ctx := context.Background()
 	for {
@@ -339,11 +339,8 @@ func (h *Hub) worker() {
 			// Everything is asked for again on the new connection, and its
 			// confirmations send the waiters to try.
 			h.ps, done, h.reopen = nil, h.done, false
-			moved, pause := h.moved, reopenPause<<min(h.redirects, 4)
-			if moved {
-				h.redirects++
-			}
-			h.moved = false
+			pause := reopenPause << min(h.reopens, 4)
+			h.reopens++
 			clear(h.subs)
 			clear(h.leaving)
 			for _, c := range h.chans {
@@ -352,17 +349,15 @@ func (h *Hub) worker() {
 			h.mu.Unlock()
 			_ = ps.Close()
 			<-done
-			if moved {
-				if r, ok := h.client.(interface{ ReloadState(context.Context) }); ok {
-					r.ReloadState(ctx) // in the background: hence the pause
-				}
-				time.Sleep(pause)
+			if r, ok := h.client.(interface{ ReloadState(context.Context) }); ok {
+				r.ReloadState(ctx) // in the background: hence the pause
 			}
+			time.Sleep(pause)
 			continue
 		}
-		h.reopen, h.moved = false, false // nothing open to replace
+		h.reopen = false // nothing open to replace
 		if closing {
-			h.ps, done = nil, h.done
+			h.ps, done, h.reopens = nil, h.done, 0
 			clear(h.leaving) // no reply of ps is read any more
 		}
 		if len(add) == 0 && len(drop) == 0 && !closing {
@@ -465,7 +460,9 @@ func (h *Hub) receive(ps *redis.PubSub, done chan struct{}) {
 				return
 			}
 			h.lost(ps, err)
-			time.Sleep(50 * time.Millisecond) // do not spin on a dead server
+			if !redirected(err) { // a redirection: the worker is closing ps
+				time.Sleep(50 * time.Millisecond) // do not spin on a dead server
+			}
 			continue
 		}
 		switch m := msg.(type) {
@@ -491,8 +488,9 @@ func (h *Hub) receive(ps *redis.PubSub, done chan struct{}) {
 
 // unsubscribed handles an unsubscribe reply: the answer to the worker's
 // own, or, for a shard channel, the server dropping it (a slot moved or
-// its master failed over). One dropped while waiters still need it is
-// asked for again, and they are sent to try (a release may have gone
+// its master failed over). One dropped while waiters still need it has
+// the connection reopened, every channel asked for again where the slot
+// is served now, and its waiters are sent to try (a release may have gone
 // unheard meanwhile), now and once it is confirmed.
 func (h *Hub) unsubscribed(ps *redis.PubSub, ch string) {
 	h.mu.Lock()
@@ -518,8 +516,9 @@ func (h *Hub) unsubscribed(ps *redis.PubSub, ch string) {
 	}
 	c.unconfirm()
 	// On a cluster the slot's node has changed: asked again on this
-	// connection, the channel would be refused with MOVED. A new
-	// connection goes where the slot is served now.
+	// connection, the channel would be refused with MOVED. A new one,
+	// opened once the client has reloaded its slot map, goes where the
+	// slot is served now.
 	h.reopen = true
 	h.work()
 	for _, w := range c.waiters {
@@ -530,7 +529,8 @@ func (h *Hub) unsubscribed(ps *redis.PubSub, ch string) {
 // lost handles an error from the connection's receive: go-redis redials
 // and subscribes every channel again, so the subscriptions are unconfirmed
 // until the server says so, the unsubscribe replies due are lost, and
-// every waiter is sent to try, now and once its channel is confirmed.
+// every waiter is sent to try, now and once its channel is confirmed. A
+// redirection (MOVED, ASK) has the connection reopened instead.
 func (h *Hub) lost(ps *redis.PubSub, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -552,7 +552,7 @@ func (h *Hub) lost(ps *redis.PubSub, err error) {
 		// (the worker reopened the connection before the client knew
 		// where the slot went): reopened again once the client reloaded
 		// its map.
-		h.reopen, h.moved = true, true
+		h.reopen = true
 		h.work()
 	}
 	for _, c := range h.chans {
@@ -585,7 +585,7 @@ func (h *Hub) confirm(ps *redis.PubSub, ch string) {
 		return
 	}
 	h.subs[ch] = true
-	h.redirects = 0
+	h.reopens = 0
 	if c, ok := h.chans[ch]; ok {
 		if c.rewake {
 			c.rewake = false

@@ -742,18 +742,20 @@ func TestHubSubscribeUnsent(t *testing.T) {
 	}
 }
 
-// TestHubReopensAfterRedirect: a subscription answered with MOVED (a
-// cluster node that no longer serves the slot, where a stale slot map sent
-// the connection) is asked again on a connection opened anew, which the
-// cluster client routes to the slot's node now. Before, the hub kept the
-// refused connection, and its waiters were never confirmed.
-func TestHubReopensAfterRedirect(t *testing.T) {
+// connServer accepts any number of pub/sub connections, numbered from 1 in
+// the order they come, and has sub answer each subscription command.
+func connServer(t *testing.T, sub func(n int32, c net.Conn, cmd []string)) (addr string, conns *atomic.Int32) {
+	t.Helper()
 	ln := redistest.Listen(t)
-	var conns atomic.Int32
+	conns = new(atomic.Int32)
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
 		_ = ln.Close()
 		wg.Wait()
+	})
+	var open sync.Map // the connections still served, closed at cleanup
+	t.Cleanup(func() {
+		open.Range(func(c, _ any) bool { _ = c.(net.Conn).Close(); return true })
 	})
 	wg.Add(1)
 	go func() {
@@ -764,21 +766,37 @@ func TestHubReopensAfterRedirect(t *testing.T) {
 				return
 			}
 			n := conns.Add(1)
+			open.Store(c, true)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				serve(c, func(cmd []string) {
-					if n == 1 {
-						_, _ = fmt.Fprintf(c, "-MOVED 1 127.0.0.1:1\r\n")
-					} else {
-						_, _ = fmt.Fprintf(c, "*3\r\n$10\r\nssubscribe\r\n$%d\r\n%s\r\n:1\r\n", len(cmd[1]), cmd[1])
-					}
-				})
+				serve(c, func(cmd []string) { sub(n, c, cmd) })
 			}()
 		}
 	}()
-	client := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, Protocol: 2, DisableIdentity: true})
+	return ln.Addr().String(), conns
+}
+
+// confirmReply is a server's confirmation of SSUBSCRIBE ch.
+func confirmReply(ch string) string {
+	return fmt.Sprintf("*3\r\n$10\r\nssubscribe\r\n$%d\r\n%s\r\n:1\r\n", len(ch), ch)
+}
+
+// TestHubReopensAfterRedirect: a subscription answered with MOVED (a
+// cluster node that no longer serves the slot, where a stale slot map sent
+// the connection) is asked again on a connection opened anew, which the
+// cluster client routes to the slot's node now. Before, the hub kept the
+// refused connection, and its waiters were never confirmed.
+func TestHubReopensAfterRedirect(t *testing.T) {
+	addr, conns := connServer(t, func(n int32, c net.Conn, cmd []string) {
+		if n == 1 {
+			_, _ = fmt.Fprintf(c, "-MOVED 1 127.0.0.1:1\r\n")
+		} else {
+			_, _ = c.Write([]byte(confirmReply(cmd[1])))
+		}
+	})
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Protocol: 2, DisableIdentity: true})
 	t.Cleanup(func() { _ = client.Close() })
 	h := newHub(client, true)
 	ch := Channel("zerolock-test:hub:moved")
@@ -796,5 +814,74 @@ func TestHubReopensAfterRedirect(t *testing.T) {
 	}
 	if n := conns.Load(); n != 2 {
 		t.Errorf("%d connections, want 2: the redirected one and the one opened anew", n)
+	}
+}
+
+// TestHubReopensAfterDrop: the server drops a shard channel a waiter needs
+// (a cluster node whose slot moved sends SUNSUBSCRIBE): the hub asks for
+// it on a new connection, not on the old one (which the node would answer
+// with MOVED), the waiter is sent to try at the drop and again at the new
+// confirmation, and replies from the old connection count for nothing.
+func TestHubReopensAfterDrop(t *testing.T) {
+	first := make(chan net.Conn, 1)
+	subs := make(chan int32, 4)
+	addr, conns := connServer(t, func(n int32, c net.Conn, cmd []string) {
+		subs <- n
+		if n == 1 {
+			first <- c
+		}
+		_, _ = c.Write([]byte(confirmReply(cmd[1])))
+	})
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { _ = client.Close() })
+	h := newHub(client, true)
+	ch := Channel("zerolock-test:hub:dropped")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	w := h.Watch(ctx, ch)
+	defer w.Close()
+	old := <-first
+	if n := <-subs; n != 1 {
+		t.Fatalf("first subscription on connection %d", n)
+	}
+	h.mu.Lock()
+	confirmed := h.chans[ch].confirmed
+	h.mu.Unlock()
+	select {
+	case <-confirmed:
+	default:
+		t.Fatal("the first subscription was not confirmed")
+	}
+
+	_, _ = fmt.Fprintf(old, "*3\r\n$12\r\nsunsubscribe\r\n$%d\r\n%s\r\n:0\r\n", len(ch), ch)
+	if !woken(w) {
+		t.Fatal("the drop did not send the waiter to try")
+	}
+	select {
+	case n := <-subs:
+		if n != 2 {
+			t.Fatalf("the channel was asked for again on connection %d, want a new one (2)", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the dropped channel was not asked for again")
+	}
+	if !woken(w) {
+		t.Fatal("the new confirmation did not send the waiter to try")
+	}
+	h.mu.Lock()
+	confirmed, sub := h.chans[ch].confirmed, h.subs[ch]
+	h.mu.Unlock()
+	select {
+	case <-confirmed:
+	default:
+		t.Fatal("the new subscription was not confirmed")
+	}
+	if !sub || conns.Load() != 2 {
+		t.Errorf("subscribed %v on %d connections, want true on 2", sub, conns.Load())
+	}
+	// A late reply on the old connection is not read as the new one's.
+	_, _ = fmt.Fprintf(old, "*3\r\n$12\r\nsunsubscribe\r\n$%d\r\n%s\r\n:0\r\n", len(ch), ch)
+	if pending(w) {
+		t.Error("a reply on the closed connection woke the waiter")
 	}
 }
