@@ -9,8 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
-
-	"github.com/zerolock/zerolock/redislock"
 )
 
 // answerHook answers every command itself, as a server would that took
@@ -101,16 +99,8 @@ func BenchmarkGoZeroClientCycle(b *testing.B) {
 		name  string
 		cycle func(key string) (bool, error)
 	}{
-		{"go-zero", func(key string) (bool, error) {
-			l := zredis.NewRedisLock(store, key)
-			l.SetExpire(30)
-			return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
-		}},
-		{"drop-in", func(key string) (bool, error) {
-			l := redislock.NewRedisLock(store, key)
-			l.SetExpire(30)
-			return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
-		}},
+		{"go-zero", goZeroCycle(ctx, store)},
+		{"drop-in", dropInCycle(ctx, store)},
 	}
 	for _, row := range rows {
 		b.Run(row.name, func(b *testing.B) {

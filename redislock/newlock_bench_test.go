@@ -39,16 +39,8 @@ func BenchmarkNewLockPerCycle(b *testing.B) {
 	}{
 		{"floor", floorCycle(ctx, client)},
 		{"zerolock", newLockCycle(ctx, client)},
-		{"drop-in", func(key string) (bool, error) {
-			l := redislock.NewRedisLock(zstore, key)
-			l.SetExpire(30)
-			return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
-		}},
-		{"go-zero", func(key string) (bool, error) {
-			l := zredis.NewRedisLock(zstore, key)
-			l.SetExpire(30)
-			return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
-		}},
+		{"drop-in", dropInCycle(ctx, zstore)},
+		{"go-zero", goZeroCycle(ctx, zstore)},
 	}
 	for round := 0; round < 3; round++ {
 		for i := range rows {
@@ -75,6 +67,25 @@ func floorCycle(ctx context.Context, client *redis.Client) func(key string) (boo
 func newLockCycle(ctx context.Context, client *redis.Client) func(key string) (bool, error) {
 	return func(key string) (bool, error) {
 		l := redislock.New(client, key)
+		l.SetExpire(30)
+		return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
+	}
+}
+
+// dropInCycle is the drop-in's cycle on go-zero's store: NewRedisLock,
+// SetExpire(30), acquired and released.
+func dropInCycle(ctx context.Context, store *zredis.Redis) func(key string) (bool, error) {
+	return func(key string) (bool, error) {
+		l := redislock.NewRedisLock(store, key)
+		l.SetExpire(30)
+		return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
+	}
+}
+
+// goZeroCycle is go-zero's own lock's cycle on store, as dropInCycle.
+func goZeroCycle(ctx context.Context, store *zredis.Redis) func(key string) (bool, error) {
+	return func(key string) (bool, error) {
+		l := zredis.NewRedisLock(store, key)
 		l.SetExpire(30)
 		return acquireRelease(ctx, l.AcquireCtx, l.ReleaseCtx)
 	}

@@ -783,6 +783,33 @@ func confirmReply(ch string) string {
 	return fmt.Sprintf("*3\r\n$10\r\nssubscribe\r\n$%d\r\n%s\r\n:1\r\n", len(ch), ch)
 }
 
+// watchOn makes a sharded hub on addr with a client that never resends and
+// registers a waiter on ch, closed when the test ends.
+func watchOn(t *testing.T, addr, ch string) (*Hub, *Waiter) {
+	t.Helper()
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { _ = client.Close() })
+	h := newHub(client, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	w := h.Watch(ctx, ch)
+	t.Cleanup(w.Close)
+	return h, w
+}
+
+// isConfirmed reports whether the hub's subscription of ch is confirmed now.
+func isConfirmed(h *Hub, ch string) bool {
+	h.mu.Lock()
+	confirmed := h.chans[ch].confirmed
+	h.mu.Unlock()
+	select {
+	case <-confirmed:
+		return true
+	default:
+		return false
+	}
+}
+
 // TestHubReopensAfterRedirect: a subscription answered with MOVED (a
 // cluster node that no longer serves the slot, where a stale slot map sent
 // the connection) is asked again on a connection opened anew, which the
@@ -796,20 +823,9 @@ func TestHubReopensAfterRedirect(t *testing.T) {
 			_, _ = c.Write([]byte(confirmReply(cmd[1])))
 		}
 	})
-	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Protocol: 2, DisableIdentity: true})
-	t.Cleanup(func() { _ = client.Close() })
-	h := newHub(client, true)
 	ch := Channel("zerolock-test:hub:moved")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	w := h.Watch(ctx, ch)
-	defer w.Close()
-	h.mu.Lock()
-	confirmed := h.chans[ch].confirmed
-	h.mu.Unlock()
-	select {
-	case <-confirmed:
-	default:
+	h, _ := watchOn(t, addr, ch)
+	if !isConfirmed(h, ch) {
 		t.Fatal("the subscription was never confirmed after the server redirected it")
 	}
 	if n := conns.Load(); n != 2 {
@@ -832,24 +848,13 @@ func TestHubReopensAfterDrop(t *testing.T) {
 		}
 		_, _ = c.Write([]byte(confirmReply(cmd[1])))
 	})
-	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Protocol: 2, DisableIdentity: true})
-	t.Cleanup(func() { _ = client.Close() })
-	h := newHub(client, true)
 	ch := Channel("zerolock-test:hub:dropped")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	w := h.Watch(ctx, ch)
-	defer w.Close()
+	h, w := watchOn(t, addr, ch)
 	old := <-first
 	if n := <-subs; n != 1 {
 		t.Fatalf("first subscription on connection %d", n)
 	}
-	h.mu.Lock()
-	confirmed := h.chans[ch].confirmed
-	h.mu.Unlock()
-	select {
-	case <-confirmed:
-	default:
+	if !isConfirmed(h, ch) {
 		t.Fatal("the first subscription was not confirmed")
 	}
 
@@ -868,14 +873,12 @@ func TestHubReopensAfterDrop(t *testing.T) {
 	if !woken(w) {
 		t.Fatal("the new confirmation did not send the waiter to try")
 	}
-	h.mu.Lock()
-	confirmed, sub := h.chans[ch].confirmed, h.subs[ch]
-	h.mu.Unlock()
-	select {
-	case <-confirmed:
-	default:
+	if !isConfirmed(h, ch) {
 		t.Fatal("the new subscription was not confirmed")
 	}
+	h.mu.Lock()
+	sub := h.subs[ch]
+	h.mu.Unlock()
 	if !sub || conns.Load() != 2 {
 		t.Errorf("subscribed %v on %d connections, want true on 2", sub, conns.Load())
 	}
