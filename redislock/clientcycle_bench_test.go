@@ -45,18 +45,26 @@ func BenchmarkClientCycle(b *testing.B) {
 	defer client.Close()
 	client.AddHook(answerHook{})
 	ctx := context.Background()
-	var next atomic.Int64
-	rows := []struct {
-		name  string
-		cycle func(key string) (bool, error)
-	}{
+	benchRows(b, "bench:c:", []cycleRow{
 		{"floor", floorCycle(ctx, client)},
 		{"zerolock", newLockCycle(ctx, client)},
-	}
+	})
+}
+
+// cycleRow is one implementation's cycle in a benchmark.
+type cycleRow struct {
+	name  string
+	cycle func(key string) (bool, error)
+}
+
+// benchRows runs each row as a sub-benchmark (runCycles, keys under
+// prefix), reporting allocations.
+func benchRows(b *testing.B, prefix string, rows []cycleRow) {
+	var next atomic.Int64
 	for _, row := range rows {
 		b.Run(row.name, func(b *testing.B) {
 			b.ReportAllocs()
-			runCycles(b, row.name, "bench:c:", &next, row.cycle)
+			runCycles(b, row.name, prefix, &next, row.cycle)
 		})
 	}
 }
@@ -94,18 +102,8 @@ func (goZeroAnswerHook) ProcessHook(redis.ProcessHook) redis.ProcessHook {
 func BenchmarkGoZeroClientCycle(b *testing.B) {
 	store := zredis.New("127.0.0.1:3", zredis.WithHook(goZeroAnswerHook{}))
 	ctx := context.Background()
-	var next atomic.Int64
-	rows := []struct {
-		name  string
-		cycle func(key string) (bool, error)
-	}{
+	benchRows(b, "bench:g:", []cycleRow{
 		{"go-zero", goZeroCycle(ctx, store)},
 		{"drop-in", dropInCycle(ctx, store)},
-	}
-	for _, row := range rows {
-		b.Run(row.name, func(b *testing.B) {
-			b.ReportAllocs()
-			runCycles(b, row.name, "bench:g:", &next, row.cycle)
-		})
-	}
+	})
 }

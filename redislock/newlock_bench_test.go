@@ -33,10 +33,7 @@ func BenchmarkNewLockPerCycle(b *testing.B) {
 		b.Fatal(err)
 	}
 	var next atomic.Int64
-	rows := []struct {
-		name  string
-		cycle func(key string) (bool, error)
-	}{
+	rows := []cycleRow{
 		{"floor", floorCycle(ctx, client)},
 		{"zerolock", newLockCycle(ctx, client)},
 		{"drop-in", dropInCycle(ctx, zstore)},
