@@ -113,7 +113,7 @@ func (rl *RedisLock) setNXPlain(ctx context.Context, px time.Duration, seen uint
 func (rl *RedisLock) setNXArgs(px time.Duration, gains uint64) []any {
 	if gains == 0 {
 		if a := rl.acqCmds.Load(); a == nil || a.px != px {
-			return []any{"set", rl.Key(), rl.tokenArg(), "px", px.Milliseconds(), "nx"}
+			return []any{"set", rl.keyArg(), rl.tokenArg(), "px", boxedMillis(px), "nx"}
 		}
 	}
 	return rl.acquireCmds(px).setNX
@@ -130,7 +130,7 @@ func isSyntaxError(err error) bool {
 // sent once. Its success reply is a status, not a nil, which go-redis
 // handles without the allocating error checks it runs on nil replies.
 func (rl *RedisLock) setNXOnce(ctx context.Context, px time.Duration) (bool, error) {
-	cmd := redis.NewBoolCmd(ctx, "set", rl.Key(), rl.tokenArg(), "px", px.Milliseconds(), "nx")
+	cmd := redis.NewBoolCmd(ctx, "set", rl.keyArg(), rl.tokenArg(), "px", boxedMillis(px), "nx")
 	if err := rl.conn.Proc.Process(ctx, conn.OnceBoolCmd{BoolCmd: cmd}); err != nil {
 		return false, err
 	}
@@ -173,3 +173,28 @@ func (rl *RedisLock) evalAcquire(ctx context.Context, px time.Duration) (any, er
 	a := rl.acquireCmds(px)
 	return rl.conn.Eval(ctx, a.s, a.keys, a.argv...)
 }
+
+// boxedMillis returns px in whole milliseconds, boxed: from pxBoxes when an
+// earlier lock boxed it (locks made per request mostly share an expiry),
+// where boxing it on every first SET NX cost an allocation.
+func boxedMillis(px time.Duration) any {
+	ms := px.Milliseconds()
+	slot := &pxBoxes[uint64(ms)*0x9E3779B97F4A7C15>>60]
+	if b := slot.Load(); b != nil && b.ms == ms {
+		return b.arg
+	}
+	b := &pxBox{ms: ms, arg: ms}
+	slot.Store(b)
+	return b.arg
+}
+
+// pxBox is an expiry in milliseconds and the same boxed; nothing writes one
+// once stored.
+type pxBox struct {
+	ms  int64
+	arg any
+}
+
+// pxBoxes holds the expiries boxed last, 16 places chosen by a hash of
+// the milliseconds.
+var pxBoxes [16]atomic.Pointer[pxBox]

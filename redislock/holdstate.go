@@ -1,6 +1,6 @@
 package redislock
 
-import "sync"
+import "sync/atomic"
 
 // holdState tracks whether the lock's key may hold this instance's token.
 //
@@ -21,64 +21,79 @@ import "sync"
 // Getting this wrong in the unsafe direction is impossible: SET NX never
 // takes a key somebody else holds.
 type holdState struct {
-	mu       sync.Mutex
-	mayHold  bool
-	inflight int    // acquires sent and not yet answered
-	gains    uint64 // acquires that ended acquired or unknown
+	// w packs the state into one word, so that each step is one atomic
+	// operation rather than a mutex's two (a lock made per request takes
+	// four steps): bit 63 mayHold, bits 40-62 the acquires sent and not yet
+	// answered (inflight), bits 0-39 the acquires that ended acquired or
+	// unknown (gains, counted modulo 2^40, which only equality reads).
+	w atomic.Uint64
 }
+
+const (
+	gainsBits    = 40
+	gainsMask    = 1<<gainsBits - 1
+	inflightOne  = 1 << gainsBits
+	inflightMask = (1<<23 - 1) << gainsBits // 8M acquires in flight on one instance
+	mayHoldBit   = 1 << 63
+)
 
 // beginAcquire reports whether the script is needed and the gains seen now.
 func (s *holdState) beginAcquire() (reentrant bool, seen uint64) {
-	s.mu.Lock()
-	reentrant = s.mayHold
-	s.mayHold = true
-	s.inflight++
-	seen = s.gains
-	s.mu.Unlock()
-	return reentrant, seen
+	for {
+		old := s.w.Load()
+		if s.w.CompareAndSwap(old, (old|mayHoldBit)+inflightOne) {
+			return old&mayHoldBit != 0, old & gainsMask
+		}
+	}
 }
 
 // endAcquire records an acquire's outcome: held reports that the key may
 // hold the token afterwards (acquired, or failed with unknown outcome).
 func (s *holdState) endAcquire(seen uint64, held bool) {
-	s.mu.Lock()
-	s.inflight--
-	if held {
-		s.gains++
-	} else {
-		s.clearIfQuiet(seen)
+	for {
+		old := s.w.Load()
+		w := old - inflightOne
+		switch {
+		case held:
+			w = w&^gainsMask | (w+1)&gainsMask
+		case quiet(w, seen):
+			w &^= mayHoldBit
+		}
+		if s.w.CompareAndSwap(old, w) {
+			return
+		}
 	}
-	s.mu.Unlock()
 }
 
 // overlapped reports whether another acquire on this instance is in flight
 // or has ended acquired-or-unknown since the one that saw seen began.
 func (s *holdState) overlapped(seen uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.inflight > 1 || s.gains != seen
+	w := s.w.Load()
+	return w&inflightMask > inflightOne || w&gainsMask != seen
 }
 
 // beginRelease returns the gains seen when a release is sent.
 func (s *holdState) beginRelease() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.gains
+	return s.w.Load() & gainsMask
 }
 
 // endRelease records a release that Redis answered: the key no longer holds
 // the token, unless an acquire raced it. It reports whether the instance is
 // now known not to hold the lock.
 func (s *holdState) endRelease(seen uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.clearIfQuiet(seen)
+	for {
+		old := s.w.Load()
+		if !quiet(old, seen) {
+			return false
+		}
+		if old&mayHoldBit == 0 || s.w.CompareAndSwap(old, old&^mayHoldBit) {
+			return true
+		}
+	}
 }
 
-func (s *holdState) clearIfQuiet(seen uint64) bool {
-	if s.inflight == 0 && s.gains == seen {
-		s.mayHold = false
-		return true
-	}
-	return false
+// quiet reports whether state w has no acquire in flight and none ended
+// acquired-or-unknown since gains were seen.
+func quiet(w, seen uint64) bool {
+	return w&inflightMask == 0 && w&gainsMask == seen
 }

@@ -1,6 +1,9 @@
 package redislock
 
-import "testing"
+import (
+	"sync"
+	"testing"
+)
 
 func TestHoldState(t *testing.T) {
 	for _, tc := range []struct {
@@ -72,6 +75,48 @@ func TestOverlapped(t *testing.T) {
 	s.endAcquire(b, true)
 	if !s.overlapped(a) {
 		t.Fatal("an acquire that succeeded meanwhile not reported")
+	}
+}
+
+// TestHoldStateConcurrent: steps taken from many goroutines at once are
+// each counted once (run with -race).
+func TestHoldStateConcurrent(t *testing.T) {
+	var s holdState
+	const goroutines, rounds = 8, 1000
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				_, seen := s.beginAcquire()
+				s.endAcquire(seen, (g+i)%2 == 0)
+			}
+		}()
+	}
+	wg.Wait()
+	w := s.w.Load()
+	if inflight := w & inflightMask >> gainsBits; inflight != 0 {
+		t.Fatalf("%d acquires in flight after all ended", inflight)
+	}
+	if gains := w & gainsMask; gains != goroutines*rounds/2 {
+		t.Fatalf("gains = %d, want %d", gains, goroutines*rounds/2)
+	}
+}
+
+// TestHoldStateGainsWrap: the gains count wraps within its bits, leaving
+// the acquires in flight and mayHold as they were.
+func TestHoldStateGainsWrap(t *testing.T) {
+	var s holdState
+	s.w.Store(gainsMask)
+	_, seen := s.beginAcquire()
+	_, other := s.beginAcquire()
+	s.endAcquire(seen, true)
+	if got := s.w.Load(); got != mayHoldBit|inflightOne {
+		t.Fatalf("state after the wrap = %#x, want %#x", got, uint64(mayHoldBit|inflightOne))
+	}
+	if !s.overlapped(other) {
+		t.Fatal("a gain that wrapped the count not reported as an overlap")
 	}
 }
 

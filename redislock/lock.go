@@ -41,15 +41,15 @@ type RedisLock struct {
 
 	// Arguments built once, so that a lock cycle does not allocate them.
 	// keyArray is {key}, release.lua's and the other scripts' keys, and
-	// argArray release.lua's arguments: {token} (the lock's token, boxed
-	// once for every command that sends it), or {token, channel} for a key the script
-	// cannot name the channel of, or {token, ""} WithoutWakeups (see
-	// releaseArgs); ownSetGet is setGet when the options share none: part
-	// of the lock's one allocation rather than allocations of their own
-	// (BenchmarkConstruct).
+	// argArray the key and token boxed once for every command that sends
+	// them, then release.lua's further argument: {key, token}, or {key,
+	// token, channel} for a key the script cannot name the channel of, or
+	// {key, token, ""} WithoutWakeups (see releaseArgs); ownSetGet is
+	// setGet when the options share none: part of the lock's one
+	// allocation rather than allocations of their own (BenchmarkConstruct).
 	keyArray  [1]string
-	argArray  [2]any
-	argc      int8 // how many of argArray release.lua takes
+	argArray  [3]any
+	argc      int8 // how many of argArray release.lua takes after the key
 	ownSetGet setGetSupport
 
 	fence   atomic.Int64                // fencing token of the current hold
@@ -157,15 +157,15 @@ func newLock(c conn.Conn, key, token string, o options) *RedisLock {
 		more:    moreFor(&c, key, o),
 	}
 	rl.holdExpiry.init(o)
-	rl.keyArray[0], rl.argArray[0], rl.argc = key, token, 1
+	rl.keyArray[0], rl.argArray[0], rl.argArray[1], rl.argc = key, key, token, 1
 	switch {
 	case o.quietRelease:
 		rl.quiet = true
-		rl.argArray[1], rl.argc = "", 2 // announce nothing
+		rl.argArray[2], rl.argc = "", 2 // announce nothing
 	case !slot.NamedByKey(key):
 		// release.lua names the channel after the key, unless the key
 		// needs a computed hash tag.
-		rl.argArray[1], rl.argc = hub.Channel(key), 2
+		rl.argArray[2], rl.argc = hub.Channel(key), 2
 	}
 	if rl.setGet == nil {
 		rl.setGet = &rl.ownSetGet
@@ -182,7 +182,7 @@ func (rl *RedisLock) lockKeys() []string { return rl.keyArray[:1:1] }
 // the script cannot name the key's release channel, {token, ""}
 // WithoutWakeups (nothing announced: see release.lua).
 func (rl *RedisLock) releaseArgs() []any {
-	return rl.argArray[:rl.argc:rl.argc]
+	return rl.argArray[1 : 1+rl.argc : 1+rl.argc]
 }
 
 // releaseChannel is the channel the lock's releases are announced on,
@@ -202,10 +202,19 @@ func (rl *RedisLock) Key() string {
 }
 
 // tokenArg is the lock's token, boxed once for the commands that send it.
-func (rl *RedisLock) tokenArg() any { return rl.argArray[0] }
+func (rl *RedisLock) tokenArg() any { return rl.argArray[1] }
+
+// keyArg is the lock's key, boxed once for the commands that send it.
+func (rl *RedisLock) keyArg() any { return rl.argArray[0] }
+
+// keyedReleaseArgs is the key, then releaseArgs: release.lua's keys and
+// arguments, all boxed (conn.EvalOnceBoxed).
+func (rl *RedisLock) keyedReleaseArgs() []any {
+	return rl.argArray[: 1+rl.argc : 1+rl.argc]
+}
 
 // token is the lock's token.
-func (rl *RedisLock) token() string { return rl.argArray[0].(string) }
+func (rl *RedisLock) token() string { return rl.argArray[1].(string) }
 
 // SetExpire sets the expiry in whole seconds, as go-zero's RedisLock does.
 // It applies to the next acquire. A negative value makes AcquireCtx return

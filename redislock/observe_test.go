@@ -20,6 +20,7 @@ import (
 	"github.com/zerolock/zerolock"
 	"github.com/zerolock/zerolock/internal/testing/faultproxy"
 	"github.com/zerolock/zerolock/internal/testing/redistest"
+	"github.com/zerolock/zerolock/observe"
 	"github.com/zerolock/zerolock/redislock"
 )
 
@@ -395,6 +396,34 @@ func TestObserveRelease(t *testing.T) {
 	s.expectDeltas(t, before, zeroExcept(map[string]float64{
 		"acquisitions_total outcome=acquired": 1,
 		"release_gone_total":                  1,
+	}))
+}
+
+// TestObserveHoldBegunUnmetered: a hold acquired while metrics were off
+// is not timed (its acquire reads the clock once, for the watchdog), so
+// its release records no hold time, even with metrics back on; nor does
+// its expiry count release_gone. The next hold is timed again.
+func TestObserveHoldBegunUnmetered(t *testing.T) {
+	zprom.Enable()
+	srv := redistest.Start(t)
+	client := srv.Client(t)
+	key := "zerolock-test:" + t.Name()
+	s := mutexSeries(t.Name())
+	lock := redislock.New(client, key, redislock.WithName(t.Name()), redislock.WithExpiry(5*time.Second))
+
+	before := s.read(t, all...)
+	observe.SetMetrics(false)
+	t.Cleanup(func() { observe.SetMetrics(true) })
+	mustAcquire(t, lock, true)
+	observe.SetMetrics(true)
+	mustRelease(t, lock, true)
+	s.expectDeltas(t, before, zeroExcept(nil))
+
+	mustAcquire(t, lock, true)
+	mustRelease(t, lock, true)
+	s.expectDeltas(t, before, zeroExcept(map[string]float64{
+		"acquisitions_total outcome=acquired": 1,
+		"hold_seconds":                        1,
 	}))
 }
 

@@ -28,6 +28,9 @@ func (rl *RedisLock) sendRelease(ctx context.Context) (any, error) {
 			rl.more.native.Refused(c) // nothing was deleted: the script does it
 		}
 	}
+	if rl.conn.Proc != nil {
+		return rl.conn.EvalOnceBoxed(ctx, releaseScript, 1, rl.keyedReleaseArgs())
+	}
 	return rl.conn.EvalOnce(ctx, releaseScript, rl.lockKeys(), rl.releaseArgs()...)
 }
 

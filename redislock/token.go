@@ -1,6 +1,9 @@
 package redislock
 
-import "crypto/rand"
+import (
+	"crypto/rand"
+	"encoding/binary"
+)
 
 // newToken returns 128 bits from crypto/rand as 26 base32 characters: the
 // token of the primitives whose holds no waiter marks (semaphores,
@@ -33,15 +36,22 @@ const (
 	quietTokenEnd = '_'
 )
 
-// newLockToken returns a lock token: 26 base32 characters from crypto/rand
-// (as crypto/rand.Text makes them), then lockTokenEnd, or quietTokenEnd
-// for a lock that announces no release.
+// newLockToken returns a lock token: 26 base32 characters from 130 bits of
+// crypto/rand (as crypto/rand.Text makes them, which reads a byte for each
+// character; 17 bytes here, crypto/rand's cost being mostly per byte),
+// then lockTokenEnd, or quietTokenEnd for a lock that announces no
+// release.
 func newLockToken(quiet bool) string {
+	var r [17]byte
+	_, _ = rand.Read(r[:]) // never fails: see newToken
+	lo, hi := binary.LittleEndian.Uint64(r[:8]), binary.LittleEndian.Uint64(r[8:16])
 	var b [lockTokenLen]byte
-	_, _ = rand.Read(b[:lockTokenLen-1]) // never fails: see newToken
-	for i := range lockTokenLen - 1 {
-		b[i] = base32[b[i]%32]
+	for i := range 12 { // 60 bits of each word
+		b[i], b[13+i] = base32[lo&31], base32[hi&31]
+		lo, hi = lo>>5, hi>>5
 	}
+	// Each word's last 4 bits and a bit of the 17th byte.
+	b[12], b[25] = base32[lo|uint64(r[16]&1)<<4], base32[hi|uint64(r[16]&2)<<3]
 	b[lockTokenLen-1] = lockTokenEnd
 	if quiet {
 		b[lockTokenLen-1] = quietTokenEnd

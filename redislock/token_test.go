@@ -26,6 +26,27 @@ func TestNewLockToken(t *testing.T) {
 	}
 }
 
+// TestNewLockTokenUniform: every position of the token takes every
+// character of the alphabet (a stuck bit would halve them): in 4000
+// tokens a given character is missing from a given position with odds of
+// about e^-125.
+func TestNewLockTokenUniform(t *testing.T) {
+	var seen [lockTokenLen - 1][256]bool
+	for range 4000 {
+		tok := newLockToken(false)
+		for i := range lockTokenLen - 1 {
+			seen[i][tok[i]] = true
+		}
+	}
+	for i := range lockTokenLen - 1 {
+		for _, c := range []byte(base32) {
+			if !seen[i][c] {
+				t.Fatalf("position %d never held %q in 4000 tokens", i, c)
+			}
+		}
+	}
+}
+
 // TestIsOwnHold: a hold is a token's when it is the token or the token
 // marked; never a marked older token, another's, or a prefix.
 func TestIsOwnHold(t *testing.T) {

@@ -24,7 +24,10 @@ type keeper struct {
 	// it set (Redis counts it from the moment it ran the command, which is
 	// no later). Zero once the watchdog found the hold lost.
 	goneBy monoTime
-	dog    *watchdog
+	// dog is the running watchdog, set and cleared under mu; a release
+	// loads it without mu to see that none runs (most holds are not
+	// watched).
+	dog atomic.Pointer[watchdog]
 }
 
 // renewFunc renews a hold for px once: renewed (1), gone (-1: the key or
@@ -67,8 +70,19 @@ var errRenewLate = fmt.Errorf("redislock: the renewal was unanswered when the ho
 // sent, and the hold time from the first acquire of the hold. An acquire
 // sent after the previous hold was gone (it expired without a release, or
 // the watchdog found it lost) took the lock afresh, not re-entrantly, so
-// a new hold begins with it.
+// a new hold begins with it. The hold time is a metric's alone: while lock
+// metrics are off (lockobs.MetricsEnabled), no hold is timed and the clock
+// is not read again.
 func (k *keeper) noteAcquired(sent monoTime, px time.Duration) {
+	if !lockobs.MetricsEnabled() {
+		k.mu.Lock()
+		if sent.after(k.acquiredAt) {
+			k.acquiredAt = sent
+		}
+		k.heldSince = 0
+		k.mu.Unlock()
+		return
+	}
 	goneBy := monoNow().add(px)
 	k.mu.Lock()
 	if sent.after(k.acquiredAt) {
@@ -120,8 +134,11 @@ func (k *keeper) forget() {
 }
 
 // holdBegan returns when the hold began, zero when this instance knows of
-// no hold.
+// no hold or lock metrics are off (nothing would record its time).
 func (k *keeper) holdBegan() monoTime {
+	if !lockobs.MetricsEnabled() {
+		return 0
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.heldSince
@@ -172,11 +189,11 @@ func (k *keeper) watch(ctx context.Context, px time.Duration, err error, renew r
 	opts []zerolock.WatchOption, in *lockobs.Instruments) context.Context {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.dog != nil {
+	if dog := k.dog.Load(); dog != nil {
 		select {
-		case <-k.dog.done:
+		case <-dog.done:
 		default:
-			return k.dog.ctx
+			return dog.ctx
 		}
 	}
 	if err == nil && k.acquiredAt.isZero() {
@@ -193,7 +210,7 @@ func (k *keeper) watch(ctx context.Context, px time.Duration, err error, renew r
 	}
 	lockCtx, cancel := context.WithCancelCause(ctx)
 	dog := &watchdog{k: k, ctx: lockCtx, cancel: cancel, done: make(chan struct{}), obs: in.StartWatch(ctx)}
-	k.dog = dog
+	k.dog.Store(dog)
 	go dog.run(renew, o, k.acquiredAt.time(), px)
 	return lockCtx
 }
@@ -202,9 +219,11 @@ func (k *keeper) watch(ctx context.Context, px time.Duration, err error, renew r
 // goroutine to end, but no longer than ctx allows: a renewal stuck on a
 // hung server ends by itself within the client's read timeout.
 func (k *keeper) stopWatchdog(ctx context.Context, cause error) {
+	if k.dog.Load() == nil {
+		return // none runs, or a Watch that starts now runs after this release
+	}
 	k.mu.Lock()
-	dog := k.dog
-	k.dog = nil
+	dog := k.dog.Swap(nil)
 	k.mu.Unlock()
 	if dog != nil {
 		dog.over.Store(true)

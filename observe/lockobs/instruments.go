@@ -40,9 +40,14 @@ const (
 	MaxHold     Cause = "max_hold"     // zerolock.MaxHold passed
 )
 
-// metricsEnabled reports whether an observation is recorded now: metrics
-// are on (observe.SetMetrics) and go-zero has enabled Prometheus.
-func metricsEnabled() bool { return !switches.MetricsOff.Load() && zprom.Enabled() }
+// MetricsEnabled reports whether lock metrics are recorded now: metrics are
+// on (observe.SetMetrics) and go-zero has enabled Prometheus. A backend
+// skips what only a metric needs when they are not, such as reading the
+// clock to time a hold (Held).
+func MetricsEnabled() bool { return !switches.MetricsOff.Load() && zprom.Enabled() }
+
+// metricsEnabled is MetricsEnabled.
+func metricsEnabled() bool { return MetricsEnabled() }
 
 // tracingEnabled reports whether spans and events are recorded now
 // (observe.SetTracing), under a recording span.

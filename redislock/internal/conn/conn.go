@@ -233,6 +233,19 @@ func (c *Conn) EvalOnce(ctx context.Context, s *script.Script, keys []string, ar
 	return c.RunOnce(ctx, s, keys, args...).Result()
 }
 
+// EvalOnceBoxed is EvalOnce for a caller that keeps its keys boxed, on a
+// Processor (Proc is not nil): keysArgs holds numKeys keys, then the
+// arguments, and the command boxes nothing again.
+func (c *Conn) EvalOnceBoxed(ctx context.Context, s *script.Script, numKeys int, keysArgs []any) (any, error) {
+	cmd := script.EvalCmdBoxed(ctx, "evalsha", s.SHAArg, numKeys, keysArgs)
+	_ = c.Proc.Process(ctx, OnceCmd{cmd})
+	if noScript(cmd.Err()) {
+		cmd = script.EvalCmdBoxed(ctx, "eval", s.Src, numKeys, keysArgs)
+		_ = c.Proc.Process(ctx, OnceCmd{cmd})
+	}
+	return cmd.Result()
+}
+
 // RunOnce is Run, except that on a Processor (a go-redis client) the
 // commands are sent once: a lost reply is an error, never a resend (see
 // OnceCmd). Other stores resend as their client does.

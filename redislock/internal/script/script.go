@@ -131,3 +131,15 @@ func EvalCmd(ctx context.Context, name string, script any, keys []string, args [
 	}
 	return cmd
 }
+
+// EvalCmdBoxed is EvalCmd for a caller that keeps its keys boxed: keysArgs
+// holds numKeys keys, then the arguments, and nothing is boxed again.
+func EvalCmdBoxed(ctx context.Context, name string, script any, numKeys int, keysArgs []any) *redis.Cmd {
+	cmdArgs := make([]any, 3, 3+len(keysArgs))
+	cmdArgs[0], cmdArgs[1], cmdArgs[2] = name, script, numKeys
+	cmd := redis.NewCmd(ctx, append(cmdArgs, keysArgs...)...)
+	if numKeys > 0 {
+		cmd.SetFirstKeyPos(3)
+	}
+	return cmd
+}
