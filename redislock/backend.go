@@ -30,7 +30,7 @@ func NewBackend(store Store, opts ...Option) zerolock.Backend {
 	b.refused = o.refuse(mutexRefuses, "the RedisLocks of a backend", "", nil)
 	b.rateGuard = b.conn.Guard(o.deadlineGuard)
 	if !o.fencing {
-		b.more = moreFor(&b.conn, "", o)
+		b.more = moreFor(&b.conn, "", &o)
 	}
 	return b
 }
@@ -54,7 +54,7 @@ func (b storeBackend) NewLocker(key string, lo zerolock.LockerOptions) zerolock.
 	if o.quietRelease == b.base.quietRelease {
 		o.more = b.more // nil WithFencing, or ignored for lo.Fencing
 	}
-	return recordingLock{newObservedLock(b.conn, key, o)}
+	return recordingLock{newObservedLock(b.conn, key, &o)}
 }
 
 // Check refuses an option that the backend's RedisLocks refuse (wrapping

@@ -24,7 +24,7 @@ type holdExpiry struct {
 }
 
 // init sets the expiry and tolerance of a lock made with o.
-func (e *holdExpiry) init(o options) {
+func (e *holdExpiry) init(o *options) {
 	e.tolerance = o.tolerance
 	e.expiry.Store(int64(o.expiry))
 }

@@ -77,12 +77,12 @@ type lockMore struct {
 
 // defaultMore is the lockMore of every lock with the default back-off, no
 // replica acknowledgements, no fencing and wake-ups (not WithoutWakeups).
-var defaultMore = newLockMore(nil, "", options{wait: defaultWaitOptions()})
+var defaultMore = newLockMore(nil, "", &options{wait: defaultWaitOptions()})
 
 // moreFor returns the lockMore of a lock on key in c made with o: o.more
 // (a Backend's, built by moreFor for its options) when o has it and no
 // fencing, else defaultMore when it applies, else one of its own.
-func moreFor(c *conn.Conn, key string, o options) *lockMore {
+func moreFor(c *conn.Conn, key string, o *options) *lockMore {
 	switch {
 	case o.fencing:
 		return newLockMore(c, key, o)
@@ -94,7 +94,7 @@ func moreFor(c *conn.Conn, key string, o options) *lockMore {
 	return newLockMore(c, key, o)
 }
 
-func newLockMore(c *conn.Conn, key string, o options) *lockMore {
+func newLockMore(c *conn.Conn, key string, o *options) *lockMore {
 	m := &lockMore{
 		waitOpts:    o.wait,
 		flagPX:      waiterFlagTTL(o.wait).Milliseconds(),
@@ -121,11 +121,12 @@ func NewRedisLock(store *zredis.Redis, key string, opts ...Option) *RedisLock {
 // redis.NewFailoverClient returns; a ClusterClient for go-redis's failover
 // cluster mode) or go-zero's store through GoZeroStore.
 func New(store Store, key string, opts ...Option) *RedisLock {
-	return newObservedLock(conn.Wrap(store), key, applyOptions(opts))
+	o := applyOptions(opts)
+	return newObservedLock(conn.Wrap(store), key, &o)
 }
 
 // newObservedLock builds a lock that reports to its name's instruments.
-func newObservedLock(c conn.Conn, key string, o options) *RedisLock {
+func newObservedLock(c conn.Conn, key string, o *options) *RedisLock {
 	rl := newLock(c, key, newLockToken(o.quietRelease), o)
 	rl.obs = mutexInstruments(o.name)
 	rl.refused = o.refuse(mutexRefuses, "a RedisLock", key, nil)
@@ -149,7 +150,7 @@ var unnamedMutex = sync.OnceValue(func() *lockobs.Instruments {
 
 // newLock builds a lock with a given token that reports nothing: a
 // RedLock's node locks share one token, and the RedLock reports for them.
-func newLock(c conn.Conn, key, token string, o options) *RedisLock {
+func newLock(c conn.Conn, key, token string, o *options) *RedisLock {
 	rl := &RedisLock{
 		conn:    c,
 		fencing: o.fencing,

@@ -143,7 +143,7 @@ func NewMultiLock(store Store, keys []string, opts ...Option) (*MultiLock, error
 		m.groups = append(m.groups, g)
 		first = end
 	}
-	m.holdExpiry.init(o)
+	m.holdExpiry.init(&o)
 	return m, nil
 }
 

@@ -56,7 +56,7 @@ func newRedLock(stores []Store, key string, o options) *RedLock {
 	}
 	refused := o.refuse(redLockRefuses, "a RedLock", key, nil)
 	for _, s := range stores {
-		n := newLock(conn.Wrap(s), key, token, o)
+		n := newLock(conn.Wrap(s), key, token, &o)
 		n.guard = deadline.None // each bounds every node call by itself
 		n.refused = refused     // the RedLock's acquire asks its first node's px
 		r.nodes = append(r.nodes, n)

@@ -148,7 +148,7 @@ func NewRWLock(store Store, key string, opts ...Option) *RWLock {
 	if o.quietRelease {
 		l.releaseArgs = l.releaseArgs[:1:1] // no channel: nothing announced
 	}
-	l.holdExpiry.init(o)
+	l.holdExpiry.init(&o)
 	l.refused = o.refuse(rwLockRefuses, "an RWLock", key, nil)
 	return l
 }

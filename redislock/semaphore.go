@@ -127,7 +127,7 @@ func newSemaphore(c conn.Conn, key string, permits int, o options) (*Semaphore, 
 	if o.quietRelease {
 		s.releaseArgs = s.releaseArgs[:1:1] // no channel: see semaphore_release.lua
 	}
-	s.holdExpiry.init(o)
+	s.holdExpiry.init(&o)
 	return s, nil
 }
 
