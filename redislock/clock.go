@@ -19,6 +19,10 @@ func monoNow() monoTime { return monoTime(time.Since(clockBase)) }
 // monoOf returns t's monotonic reading (t from time.Now).
 func monoOf(t time.Time) monoTime { return monoTime(t.Sub(clockBase)) }
 
+// untimedHold is a keeper's heldSince for a hold that began while lock
+// metrics were off: held, but not timed. No reading is 1 (see clockBase).
+const untimedHold monoTime = 1
+
 // isZero reports whether t is no reading.
 func (t monoTime) isZero() bool { return t == 0 }
 

@@ -162,7 +162,7 @@ func (rl *RedisLock) acquireCmds(px time.Duration) *acquireCmds {
 	if rl.fencing {
 		a.s, a.keys = fenceScript, rl.more.fenceKeys
 	}
-	a.setNX = []any{"set", rl.Key(), rl.tokenArg(), "px", ms, "nx"}
+	a.setNX = []any{"set", rl.keyArg(), rl.tokenArg(), "px", ms, "nx"}
 	a.argv = []any{rl.tokenArg(), ms}
 	rl.acqCmds.Store(a)
 	return a

@@ -25,7 +25,8 @@ type holdState struct {
 	// operation rather than a mutex's two (a lock made per request takes
 	// four steps): bit 63 mayHold, bits 40-62 the acquires sent and not yet
 	// answered (inflight), bits 0-39 the acquires that ended acquired or
-	// unknown (gains, counted modulo 2^40, which only equality reads).
+	// unknown (gains, counted modulo 2^40: compared for equality, and
+	// with zero by setNXArgs, which after a wrap costs an allocation).
 	w atomic.Uint64
 }
 

@@ -92,7 +92,7 @@ func TestBackendLockMoreShared(t *testing.T) {
 	}
 	quietAllocs := testing.AllocsPerRun(100, func() { _ = lockOf("z", zerolock.LockerOptions{Expiry: time.Second}) })
 	defaultAllocs := testing.AllocsPerRun(100, func() { _ = New(client, "z") })
-	if quietAllocs > defaultAllocs { // the lock, its token, the token boxed (more under -race)
+	if quietAllocs > defaultAllocs { // the lock, its token, the key and token boxed (more under -race)
 		t.Errorf("a quiet Backend's NewLocker: %v allocations, a default New %v", quietAllocs, defaultAllocs)
 	}
 }

@@ -399,10 +399,12 @@ func TestObserveRelease(t *testing.T) {
 	}))
 }
 
-// TestObserveHoldBegunUnmetered: a hold acquired while metrics were off
-// is not timed (its acquire reads the clock once, for the watchdog), so
-// its release records no hold time, even with metrics back on; nor does
-// its expiry count release_gone. The next hold is timed again.
+// TestObserveHoldBegunUnmetered: a hold that began while metrics were off
+// is not timed to its end (its acquires read the clock once, for the
+// watchdog), even when metrics come back on and it is acquired again
+// re-entrantly before its release; a hold that began metered is timed to
+// its end, even when it is acquired again while they are off. The next
+// hold is timed again.
 func TestObserveHoldBegunUnmetered(t *testing.T) {
 	zprom.Enable()
 	srv := redistest.Start(t)
@@ -410,17 +412,29 @@ func TestObserveHoldBegunUnmetered(t *testing.T) {
 	key := "zerolock-test:" + t.Name()
 	s := mutexSeries(t.Name())
 	lock := redislock.New(client, key, redislock.WithName(t.Name()), redislock.WithExpiry(5*time.Second))
+	t.Cleanup(func() { observe.SetMetrics(true) })
 
 	before := s.read(t, all...)
 	observe.SetMetrics(false)
-	t.Cleanup(func() { observe.SetMetrics(true) })
 	mustAcquire(t, lock, true)
 	observe.SetMetrics(true)
+	mustAcquire(t, lock, true) // re-entrant: the same, untimed hold
 	mustRelease(t, lock, true)
-	s.expectDeltas(t, before, zeroExcept(nil))
+	s.expectDeltas(t, before, zeroExcept(map[string]float64{
+		"acquisitions_total outcome=acquired": 1, // the metered acquire
+	}))
 
+	before = s.read(t, all...)
+	sumBefore := holdSum(t, s)
 	mustAcquire(t, lock, true)
+	observe.SetMetrics(false)
+	mustAcquire(t, lock, true) // re-entrant: the same, timed hold
+	observe.SetMetrics(true)
+	time.Sleep(20 * time.Millisecond) // the hold's length, not a synchronisation
 	mustRelease(t, lock, true)
+	if held := holdSum(t, s) - sumBefore; held < 0.02 || held > 5 {
+		t.Errorf("hold_seconds grew by %vs; want about 0.02 (timed from the first acquire)", held)
+	}
 	s.expectDeltas(t, before, zeroExcept(map[string]float64{
 		"acquisitions_total outcome=acquired": 1,
 		"hold_seconds":                        1,

@@ -17,7 +17,7 @@ func newToken() string {
 // base32 is crypto/rand.Text's alphabet.
 const base32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
-// Lock tokens (a RedisLock's, a RedLock's) are 26 base32 characters, 128
+// Lock tokens (a RedisLock's, a RedLock's) are 26 base32 characters, 130
 // bits from crypto/rand, and a 27th, lockTokenEnd. A waiter refused by such
 // a hold turns the 27th into markedEnd in the script that refused it
 // (acquire.lua): the hold is then "waited on", and its release announces

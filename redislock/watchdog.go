@@ -70,26 +70,26 @@ var errRenewLate = fmt.Errorf("redislock: the renewal was unanswered when the ho
 // sent, and the hold time from the first acquire of the hold. An acquire
 // sent after the previous hold was gone (it expired without a release, or
 // the watchdog found it lost) took the lock afresh, not re-entrantly, so
-// a new hold begins with it. The hold time is a metric's alone: while lock
-// metrics are off (lockobs.MetricsEnabled), no hold is timed and the clock
-// is not read again.
+// a new hold begins with it. The hold time is a metric's alone: a hold
+// that begins while lock metrics are off (lockobs.MetricsEnabled) is
+// untimed to its end, whatever the switch does meanwhile, and its acquires
+// read the clock once, taking the expiry from when they were sent, which
+// errs early by a round trip.
 func (k *keeper) noteAcquired(sent monoTime, px time.Duration) {
-	if !lockobs.MetricsEnabled() {
-		k.mu.Lock()
-		if sent.after(k.acquiredAt) {
-			k.acquiredAt = sent
-		}
-		k.heldSince = 0
-		k.mu.Unlock()
-		return
+	metered := lockobs.MetricsEnabled()
+	goneBy := sent.add(px)
+	if metered {
+		goneBy = monoNow().add(px)
 	}
-	goneBy := monoNow().add(px)
 	k.mu.Lock()
 	if sent.after(k.acquiredAt) {
 		k.acquiredAt = sent
 	}
 	if k.heldSince.isZero() || sent.after(k.goneBy) {
 		k.heldSince = sent
+		if !metered {
+			k.heldSince = untimedHold
+		}
 	}
 	if goneBy.after(k.goneBy) {
 		k.goneBy = goneBy
@@ -134,14 +134,19 @@ func (k *keeper) forget() {
 }
 
 // holdBegan returns when the hold began, zero when this instance knows of
-// no hold or lock metrics are off (nothing would record its time).
+// no hold, the hold is untimed, or lock metrics are off (nothing would
+// record its time).
 func (k *keeper) holdBegan() monoTime {
 	if !lockobs.MetricsEnabled() {
 		return 0
 	}
 	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.heldSince
+	began := k.heldSince
+	k.mu.Unlock()
+	if began == untimedHold {
+		return 0
+	}
+	return began
 }
 
 // observeRelease records a release that Redis answered: on in, the hold

@@ -50,7 +50,7 @@ func (a Acquire) End(outcome Outcome, fence int64, err error) {
 	if a.in == nil {
 		return
 	}
-	if metricsEnabled() {
+	if MetricsEnabled() {
 		a.in.outcomes[outcomeIndex(outcome)].Inc()
 		if a.waiting {
 			a.in.wait.Observe(time.Since(a.start).Seconds())

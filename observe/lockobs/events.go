@@ -9,7 +9,7 @@ import (
 
 // Held records a hold that ended by release, held for d.
 func (in *Instruments) Held(d time.Duration) {
-	if in != nil && metricsEnabled() {
+	if in != nil && MetricsEnabled() {
 		in.hold.Observe(d.Seconds())
 	}
 }
@@ -17,7 +17,7 @@ func (in *Instruments) Held(d time.Duration) {
 // ReleasedGone records a release that found the lock already gone (expired,
 // or taken by another): a sign that the expiry is too short.
 func (in *Instruments) ReleasedGone() {
-	if in != nil && metricsEnabled() {
+	if in != nil && MetricsEnabled() {
 		in.releasedGone.Inc()
 	}
 }
@@ -46,7 +46,7 @@ func (in *Instruments) StartWatch(ctx context.Context) Watch {
 
 // Renewed records a successful renewal.
 func (w Watch) Renewed() {
-	if w.in != nil && metricsEnabled() {
+	if w.in != nil && MetricsEnabled() {
 		w.in.renewals.Inc()
 	}
 }
@@ -57,7 +57,7 @@ func (w Watch) RenewFailed(err error) {
 	if w.in == nil {
 		return
 	}
-	if metricsEnabled() {
+	if MetricsEnabled() {
 		w.in.renewFailed.Inc()
 	}
 	if w.span != nil {
@@ -71,7 +71,7 @@ func (w Watch) Lost(cause Cause) {
 	if w.in == nil {
 		return
 	}
-	if metricsEnabled() {
+	if MetricsEnabled() {
 		w.in.lost[causeIndex(cause)].Inc()
 	}
 	if w.span != nil {

@@ -46,9 +46,6 @@ const (
 // clock to time a hold (Held).
 func MetricsEnabled() bool { return !switches.MetricsOff.Load() && zprom.Enabled() }
 
-// metricsEnabled is MetricsEnabled.
-func metricsEnabled() bool { return MetricsEnabled() }
-
 // tracingEnabled reports whether spans and events are recorded now
 // (observe.SetTracing), under a recording span.
 func tracingEnabled() bool { return !switches.TracingOff.Load() }
