@@ -7,7 +7,7 @@ GO ?= go
 # Real-server tests fail, instead of skipping, when a server is missing.
 export ZEROLOCK_REQUIRE_REDIS := 1
 
-.PHONY: test deps vet unit bench bench-backends torture race-repeat
+.PHONY: test deps vet unit bench bench-interleave bench-backends torture race-repeat
 
 # EXTERNALTEST is a module of its own that runs locktest from outside
 # zerolock's module, as a third party's backend does (a few seconds).
@@ -55,6 +55,11 @@ vet:
 # writes docs/BENCHMARKS.md and docs/benchmarks.svg (see bench/doc.go).
 bench: deps
 	cd bench && $(GO) run . -out ../docs
+
+# bench-interleave measures the paired comparisons interleaved every
+# 100 ms in one process, which resolves about 1 % (see bench/doc.go).
+bench-interleave: deps
+	cd bench && $(GO) run . -interleave 20s
 
 # bench-backends measures the lock on Redis, Redlock, etcd and ZooKeeper
 # (servers it starts on loopback ports) and writes docs/BACKENDS.md.

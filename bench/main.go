@@ -25,6 +25,7 @@ func main() {
 	out := flag.String("out", "", "a directory to write BENCHMARKS.md and benchmarks.svg (or BACKENDS.md) to")
 	backends := flag.Bool("backends", false, "compare the lock backends (Redis, Redlock, etcd, ZooKeeper) instead, writing BACKENDS.md")
 	pairsOnly := flag.Bool("pairs", false, "run only the paired comparisons (the drop-in against go-zero's RedisLock, zerolock on go-redis against the floor) and print their table")
+	inter := flag.Duration("interleave", 0, "compare each pairing interleaved in one process, switching every 100 ms, for this long per order, in each 50-goroutine scenario (see interleave.go), and print the ratios")
 	flag.StringVar(&only, "only", "", "run only the scenarios whose name contains this (case-insensitive), for a quick look at a few rows")
 	flag.Parse()
 	logx.Disable()
@@ -32,7 +33,7 @@ func main() {
 	if *backends {
 		err = runBackends(3, 200, 30, *out)
 	} else {
-		err = run(*addr, *rounds, *duration, *out, *pairsOnly)
+		err = run(*addr, *rounds, *duration, *out, *pairsOnly, *inter)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -40,7 +41,7 @@ func main() {
 	}
 }
 
-func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) error {
+func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool, inter time.Duration) error {
 	if addr == "" {
 		dir, err := os.MkdirTemp("", "zerolock-bench-")
 		if err != nil {
@@ -74,6 +75,15 @@ func run(addr string, rounds int, d time.Duration, out string, pairsOnly bool) e
 		return err
 	}
 
+	if inter > 0 {
+		zprom.Enable() // as in every other comparison: go-zero's DevServer does in a service
+		for _, sc := range scenarios {
+			if sc.goroutines > 1 && selected(sc.name) {
+				runInterleaved(cl, admin, sc, inter)
+			}
+		}
+		return nil
+	}
 	if pairsOnly {
 		zprom.Enable()
 		rep := newReport(admin, rounds, d)
