@@ -73,6 +73,13 @@ func (s *holdState) overlapped(seen uint64) bool {
 	return w&inflightMask > inflightOne || w&gainsMask != seen
 }
 
+// gained reports whether any acquire has ended acquired or unknown. (The
+// count wraps to zero after 2^40 of them: a refusal seen then keeps the
+// hold-time metric's start of the hold before, nothing else.)
+func (s *holdState) gained() bool {
+	return s.w.Load()&gainsMask != 0
+}
+
 // beginRelease returns the gains seen when a release is sent.
 func (s *holdState) beginRelease() uint64 {
 	return s.w.Load() & gainsMask

@@ -104,6 +104,24 @@ func TestHoldStateConcurrent(t *testing.T) {
 	}
 }
 
+// TestHoldStateGained: a fresh or only refused instance has gained
+// nothing; one acquire that ended acquired or unknown, released or not,
+// has.
+func TestHoldStateGained(t *testing.T) {
+	var s holdState
+	_, seen := s.beginAcquire()
+	s.endAcquire(seen, false)
+	if s.gained() {
+		t.Fatal("a refused instance reported a gain")
+	}
+	_, seen = s.beginAcquire()
+	s.endAcquire(seen, true)
+	s.endRelease(s.beginRelease())
+	if !s.gained() {
+		t.Fatal("an instance that acquired and released reported no gain")
+	}
+}
+
 // TestHoldStateGainsWrap: the gains count wraps within its bits, leaving
 // the acquires in flight and mayHold as they were.
 func TestHoldStateGainsWrap(t *testing.T) {

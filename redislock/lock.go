@@ -304,7 +304,9 @@ func (rl *RedisLock) try(ctx context.Context, px time.Duration, waiting bool) (b
 	switch {
 	case ok:
 		rl.noteAcquired(sent, px)
-	case err == nil:
+	case err == nil && rl.state.gained():
+		// An instance that never acquired has no hold to forget: a lock
+		// made per request and refused (a busy key) skips the keeper.
 		rl.noteRefused()
 	}
 	return ok, r.holderTTL, err
