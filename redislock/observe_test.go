@@ -427,10 +427,10 @@ func TestObserveHoldBegunUnmetered(t *testing.T) {
 	before = s.read(t, all...)
 	sumBefore := holdSum(t, s)
 	mustAcquire(t, lock, true)
+	time.Sleep(20 * time.Millisecond) // the hold's length before the re-entrant acquire, not a synchronisation
 	observe.SetMetrics(false)
 	mustAcquire(t, lock, true) // re-entrant: the same, timed hold
 	observe.SetMetrics(true)
-	time.Sleep(20 * time.Millisecond) // the hold's length, not a synchronisation
 	mustRelease(t, lock, true)
 	if held := holdSum(t, s) - sumBefore; held < 0.02 || held > 5 {
 		t.Errorf("hold_seconds grew by %vs; want about 0.02 (timed from the first acquire)", held)

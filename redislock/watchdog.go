@@ -70,9 +70,11 @@ var errRenewLate = fmt.Errorf("redislock: the renewal was unanswered when the ho
 // sent, and the hold time from the first acquire of the hold. An acquire
 // sent after the previous hold was gone (it expired without a release, or
 // the watchdog found it lost) took the lock afresh, not re-entrantly, so
-// a new hold begins with it. The hold time is a metric's alone: a hold
+// a new hold begins with it. The hold's start serves metrics alone (the
+// hold time, and release_gone for a release that found it gone): a hold
 // that begins while lock metrics are off (lockobs.MetricsEnabled) is
-// untimed to its end, whatever the switch does meanwhile, and its acquires
+// untimed to its end, whatever the switch does meanwhile, and counts in
+// neither, and its acquires
 // read the clock once, taking the expiry from when they were sent, which
 // errs early by a round trip.
 func (k *keeper) noteAcquired(sent monoTime, px time.Duration) {
