@@ -13,6 +13,8 @@ import (
 
 	"github.com/zerolock/zerolock/internal/testing/redistest"
 	"github.com/zerolock/zerolock/redislock"
+	"github.com/zerolock/zerolock/redislock/internal/gozero"
+	"github.com/zerolock/zerolock/redislock/internal/script"
 )
 
 // scriptStats are a server's EVAL, EVALSHA and SCRIPT LOAD calls and
@@ -199,5 +201,25 @@ func TestGoZeroScriptCacheRefusals(t *testing.T) {
 			cycleConcurrently(t, store, "scriptcache:"+tc.user)
 			tc.check(t, scriptStatsOf(t, admin))
 		})
+	}
+}
+
+// TestGoZeroScriptAnswerAllocates: a script answered by EVALSHA on
+// go-zero's store allocates no more than sending its command: the tests
+// for NOSCRIPT and a refused EVALSHA run on an error only (each allocated
+// even for none, two allocations on every release of the drop-in).
+func TestGoZeroScriptAnswerAllocates(t *testing.T) {
+	z := zredis.New("127.0.0.1:5", zredis.WithHook(goZeroAnswerHook{})) // nothing listens: the hook answers
+	st := redislock.GoZeroStore(z).(*gozero.Store)
+	sc := script.All()[0]
+	ctx := context.Background()
+	keys, args := []string{"k"}, []any{"v"}
+	if _, err := st.EvalScript(ctx, sc, keys, args); err != nil { // EVAL, then SCRIPT LOAD
+		t.Fatal(err)
+	}
+	eval := testing.AllocsPerRun(200, func() { _, _ = st.EvalScript(ctx, sc, keys, args) })
+	send := testing.AllocsPerRun(200, func() { _, _ = st.Do(ctx, sc.EvalShaArgs(keys, args...)) })
+	if eval > send {
+		t.Errorf("EvalScript answered by EVALSHA: %v allocations, sending the EVALSHA alone %v", eval, send)
 	}
 }

@@ -224,6 +224,10 @@ func (s *Store) EvalScript(ctx context.Context, sc *script.Script, keys []string
 	if s.cached[sc.Index].Load() && !s.noEvalSha.Load() {
 		v, err := s.Do(ctx, sc.EvalShaArgs(keys, args...))
 		switch {
+		case err == nil:
+			// First: the error tests below allocate even for a nil error
+			// (their errors.As target escapes), two allocations a call.
+			return v, nil
 		case redis.HasErrorPrefix(err, "NOSCRIPT"):
 			// The server's script cache was emptied (a restart, a failover,
 			// SCRIPT FLUSH): this EVALSHA ran nothing, so EVAL now. (A
