@@ -74,9 +74,8 @@ var errRenewLate = fmt.Errorf("redislock: the renewal was unanswered when the ho
 // hold time, and release_gone for a release that found it gone): a hold
 // that begins while lock metrics are off (lockobs.MetricsEnabled) is
 // untimed to its end, whatever the switch does meanwhile, and counts in
-// neither, and its acquires
-// read the clock once, taking the expiry from when they were sent, which
-// errs early by a round trip.
+// neither; its acquires read the clock once, taking the expiry from when
+// they were sent, which errs early by a round trip.
 func (k *keeper) noteAcquired(sent monoTime, px time.Duration) {
 	metered := lockobs.MetricsEnabled()
 	goneBy := sent.add(px)
