@@ -54,10 +54,15 @@ func nextRateMember() string {
 //
 // The script reads the server's clock (TIME) before it writes, so the
 // server must be Redis 3.2 or later (or Valkey): the script asks for
-// effects replication. Should that clock step
-// back, admissions logged before the step count until a period after the
-// time they were logged at: the bound holds, and for that long a
-// RetryAfter may be longer than period.
+// effects replication. That clock is the server's wall clock, which can
+// read earlier than before: should it read earlier than the key's newest
+// admission by less than a period (a small step back, or readings that
+// disagree by microseconds), the key's time stands still at that
+// admission until the clock passes it, so the times logged never go back
+// and the bound holds on them; should it step back by a period or more,
+// admissions logged before the step count until a period after the time
+// they were logged at: the bound holds, and for that long a RetryAfter
+// may be longer than period.
 //
 // It returns ErrInvalidRate for quota < 1 or period < 1ms, ErrNotRateLog
 // when the key holds another kind of value, and a wrapped store error
@@ -69,8 +74,9 @@ func (b storeBackend) Rate(ctx context.Context, key string, quota int, period ti
 }
 
 // rate is Rate for the request named member in the log, that also reports
-// the server's clock when it answered, in microseconds since the epoch: an
-// admission's time in the log.
+// the time, on the server's clock in microseconds since the epoch, the
+// request was counted at: an admission's time in the log (later than TIME
+// read while the key's time stood still, as Rate says).
 func (b storeBackend) rate(ctx context.Context, key string, quota int, period time.Duration,
 	member string) (zerolock.RateResult, int64, error) {
 	if quota < 1 || period < time.Millisecond {
