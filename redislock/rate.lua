@@ -10,7 +10,8 @@
 -- ARGV[3]: the request's member, unique to it.
 -- Returns {admitted 1 or 0, admissions left after this one, us until a
 -- request would be admitted (0 when admitted), us until the log is empty,
--- the time this request was counted at in us}, or "WRONGTYPE <type>".
+-- the server's now in us, or the admission's time when later}, or
+-- "WRONGTYPE <type>".
 -- A member already present is a resend of a request this script admitted
 -- (go-redis resends a command whose reply was lost): it is admitted again
 -- and not counted twice.
@@ -29,49 +30,48 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 -- is wrong, keeping the usual request to the calls it needs. Any other
 -- error (READONLY after a failover, NOPERM, MISCONF) is returned as the
 -- error it is, for the client to see.
-local newest = redis.pcall("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
-if newest.err then
-    if string.sub(newest.err, 1, 9) == "WRONGTYPE" then
+local dropped = redis.pcall("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period)
+if type(dropped) == "table" and dropped.err then
+    if string.sub(dropped.err, 1, 9) == "WRONGTYPE" then
         return "WRONGTYPE " .. redis.call("TYPE", KEYS[1]).ok
     end
-    return newest
+    return dropped
 end
--- The newest admission's time, or now for an empty log.
-local last = now
-if newest[2] then
-    last = tonumber(newest[2])
-    if last > now and last - now < period then
-        -- The server's clock reads less than the newest admission's time
-        -- by under a period (TIME is the wall clock: a small step back,
-        -- or readings that disagree by microseconds): time is taken to
-        -- stand still at that admission, so admissions are logged in the
-        -- order they were made and the bound holds on the times logged. A
-        -- longer step back is taken as it is: admissions logged before it
-        -- count until a period after the time they were logged at.
-        now = last
-    end
-end
-redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - period)
 local count = redis.call("ZCARD", KEYS[1])
+local newest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
 if count < quota then
-    -- Until the log is empty: a period after its newest admission, this
-    -- one, or one logged later if the clock stepped back by a period or
-    -- more.
-    local reset = math.max(last, now) + period - now
+    -- The admission's time: now, unless the clock reads earlier than the
+    -- newest admission by under a period (TIME is the wall clock: a small
+    -- step back, or readings that disagree by microseconds); then that
+    -- admission's time, so that times logged never go back and no
+    -- period-long window of them holds more than the quota. Dropping
+    -- and every reply stay on now: a later time only keeps an admission
+    -- counted longer. A clock read a period or more earlier is taken as
+    -- it is: admissions logged before count until a period after their
+    -- time, so the bound holds on the time that passes.
+    local at = now
+    if newest[2] and tonumber(newest[2]) > now and tonumber(newest[2]) - now < period then
+        at = tonumber(newest[2])
+    end
     -- NX: a member already present is a resend, admitted again with its
     -- first admission's time kept and counted once.
-    if redis.call("ZADD", KEYS[1], "NX", now, ARGV[3]) == 0 then
-        return {1, quota - count, 0, reset, now}
+    if redis.call("ZADD", KEYS[1], "NX", at, ARGV[3]) == 0 then
+        return {1, quota - count, 0, tonumber(newest[2]) + period - now, now}
     end
+    -- The key outlives its newest admission's period, which is this one's
+    -- unless the clock went back by a period or more since an earlier.
+    local last = at
+    if newest[2] and tonumber(newest[2]) > last then
+        last = tonumber(newest[2])
+    end
+    local reset = last + period - now
     redis.call("PEXPIRE", KEYS[1], math.ceil(reset / 1000))
-    return {1, quota - count - 1, 0, reset, now}
+    return {1, quota - count - 1, 0, reset, at}
 end
--- The log is full, so its newest admission is in it.
-local reset = last + period - now
 if redis.call("ZSCORE", KEYS[1], ARGV[3]) then
-    return {1, 0, 0, reset, now}
+    return {1, 0, 0, tonumber(newest[2]) + period - now, now}
 end
 -- Refused: the request would be admitted once the admissions before the
 -- quota-th newest have left the window.
 local freeing = redis.call("ZRANGE", KEYS[1], count - quota, count - quota, "WITHSCORES")
-return {0, 0, tonumber(freeing[2]) + period - now, reset, now}
+return {0, 0, tonumber(freeing[2]) + period - now, tonumber(newest[2]) + period - now, now}

@@ -11,25 +11,24 @@ import (
 )
 
 // TestRateClockReadsEarlier: Redis's TIME is the wall clock, which can read
-// earlier than a moment before (seen on a loaded machine: five admissions
-// of a quota of four logged within 99.7ms of a 100ms period). Read earlier
-// than the key's newest admission by under a period, the key's time stands
-// still at that admission, so the times logged never go back and no
-// period-long window of them holds more than the quota; read earlier by a
-// period or more, the clock is taken as it is and the admissions logged
-// before count until a period after their time. miniredis, whose TIME is
-// set by the test.
+// earlier than it did (CI once logged five admissions of a quota of four
+// within 99.7ms of a 100ms period). A request admitted while the clock
+// reads earlier than the key's newest admission by under a period is
+// logged at that admission's time, so no period-long window of the times
+// logged holds more than the quota; RetryAfter, Reset and the key's expiry
+// still count from the clock as it reads. Read a period or more earlier,
+// the clock is taken as it is and admissions logged before count until a
+// period after their time. miniredis, whose TIME the test sets.
 func TestRateClockReadsEarlier(t *testing.T) {
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
 	b := redislock.NewBackend(client)
-	const quota, period, key = 2, 100 * time.Millisecond, "zerolock-test:rate-clock"
+	const quota, period = 2, 100 * time.Millisecond
 	start := time.UnixMicro(1_800_000_000_000_000)
-	at := func(d time.Duration) {
-		mr.SetTime(start.Add(d))
-	}
-	count := func(what string, admitted bool) (retryAfter, reset time.Duration, now int64) {
+	at := func(d time.Duration) { mr.SetTime(start.Add(d)) }
+	ms := time.Millisecond
+	count := func(key, what string, admitted bool) (retryAfter, reset time.Duration, now int64) {
 		t.Helper()
 		r, now := rateAt(t, b, key, quota, period)
 		if r.Admitted != admitted {
@@ -37,45 +36,61 @@ func TestRateClockReadsEarlier(t *testing.T) {
 		}
 		return r.RetryAfter, r.Reset, now
 	}
+	micros := func(d time.Duration) int64 { return start.Add(d).UnixMicro() }
+
+	key := "zerolock-test:rate-clock"
 	at(0)
-	_, _, first := count("first", true)
-	count("second, in the same µs", true)
+	count(key, "first", true)
+	count(key, "second, in the same µs", true)
 	at(period)
-	_, _, third := count("a period later", true)
-	if third != first+period.Microseconds() {
-		t.Fatalf("counted at %d µs, want %d", third, first+period.Microseconds())
+	if _, _, now := count(key, "a period later", true); now != micros(period) {
+		t.Fatalf("counted at %d µs, want %d", now, micros(period))
 	}
-	// One millisecond earlier than the newest admission: admitted (one
-	// place is free), counted at the newest admission's time, not at TIME,
-	// which would put three admissions in the period after the first.
-	at(period - time.Millisecond)
-	_, reset, fourth := count("after the clock read 1ms earlier", true)
-	if fourth != third {
-		t.Fatalf("counted at %d µs after the clock read 1ms earlier than the newest admission at %d: times logged went back, "+
-			"and the period from %d µs holds three admissions, over the quota %d", fourth, third, first, quota)
+	// 1ms earlier than the newest admission: admitted (a place is free),
+	// logged at the newest admission's time, not at TIME, which would put
+	// three admissions in the period from the first.
+	at(period - ms)
+	_, reset, now := count(key, "after the clock read 1ms earlier", true)
+	if now != micros(period) {
+		t.Fatalf("logged at %d µs after the clock read 1ms earlier than the newest admission at %d: "+
+			"the period from the first admissions holds three, over the quota %d", now, micros(period), quota)
 	}
-	if reset != period {
-		t.Fatalf("Reset %v, want %v: the log empties a period after its newest", reset, period)
+	// Both admissions leave the window when the clock reads 2×period, 101ms
+	// from now: Reset and the key's expiry count from the clock.
+	if want := period + ms; reset != want || mr.TTL(key) != want {
+		t.Fatalf("Reset %v, key's TTL %v; want both %v", reset, mr.TTL(key), want)
 	}
-	retryAfter, reset, fifth := count("with the log full", false)
-	if fifth != third || retryAfter != period || reset != period {
-		t.Fatalf("refused at %d µs with RetryAfter %v, Reset %v; want at %d, both %v", fifth, retryAfter, reset, third, period)
+	retryAfter, reset, now := count(key, "with the log full", false)
+	if want := period + ms; now != micros(period-ms) || retryAfter != want || reset != want {
+		t.Fatalf("refused at %d µs with RetryAfter %v, Reset %v; want at %d, both %v",
+			now, retryAfter, reset, micros(period-ms), want)
 	}
-	// The clock passes the newest admission again: time moves on.
-	at(period + 40*time.Millisecond)
-	retryAfter, _, sixth := count("40ms after the newest admission", false)
-	if sixth != third+40_000 || retryAfter != 60*time.Millisecond {
-		t.Fatalf("refused at %d µs with RetryAfter %v, want at %d with 60ms", sixth, retryAfter, third+40_000)
+	at(period + 40*ms)
+	if retryAfter, _, _ := count(key, "40ms after the newest admission", false); retryAfter != 60*ms {
+		t.Fatalf("RetryAfter %v, want 60ms", retryAfter)
 	}
 	// A step back of a period or more is taken as it is: the log's
 	// admissions, logged later than now, count until a period after their
 	// time.
 	at(-time.Minute)
-	retryAfter, reset, seventh := count("after the clock stepped back a minute", false)
-	if want := start.Add(-time.Minute).UnixMicro(); seventh != want {
-		t.Fatalf("counted at %d µs after a step back of a minute, want the clock's %d", seventh, want)
+	retryAfter, reset, now = count(key, "after the clock stepped back a minute", false)
+	if want := time.Minute + 2*period; now != micros(-time.Minute) || retryAfter != want || reset != want {
+		t.Fatalf("refused at %d µs with RetryAfter %v, Reset %v after a step back of a minute; want at %d, both %v",
+			now, retryAfter, reset, micros(-time.Minute), want)
 	}
-	if want := time.Minute + 2*period; retryAfter != want || reset != want {
-		t.Fatalf("RetryAfter %v, Reset %v after a step back of a minute; want both %v", retryAfter, reset, want)
+
+	// After a step back of more than a period, an admission logged at the
+	// clock's earlier time counts for a period of that clock, even once the
+	// clock reads within a period of the admissions logged before the step.
+	key += ":back"
+	at(time.Second)
+	count(key, "before the step", true)
+	at(time.Second - 150*ms)
+	if _, _, now := count(key, "150ms earlier", true); now != micros(time.Second-150*ms) {
+		t.Fatalf("logged at %d µs after a step back of 150ms, want the clock's %d", now, micros(time.Second-150*ms))
+	}
+	at(time.Second - 90*ms)
+	if retryAfter, _, _ := count(key, "60ms later, both admissions in their period", false); retryAfter != 40*ms {
+		t.Fatalf("RetryAfter %v, want 40ms: until the admission logged after the step leaves its period", retryAfter)
 	}
 }

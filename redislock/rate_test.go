@@ -37,7 +37,8 @@ func rateBackends(t *testing.T, srv *redistest.Server) []rateBackend {
 }
 
 // rateAt counts one request, failing the test on an error; now is the
-// server's clock when it answered, in µs.
+// server's clock when it answered, in µs, or the admission's time logged
+// when later.
 func rateAt(t *testing.T, b zerolock.Backend, key string, quota int, period time.Duration) (r zerolock.RateResult, now int64) {
 	t.Helper()
 	r, now, err := redislock.RateAt(context.Background(), b, key, quota, period, "")
@@ -136,7 +137,7 @@ func TestRateRetryAfterAdmitsOne(t *testing.T) {
 
 // attempt is one count as the server answered it.
 type attempt struct {
-	now      int64 // the server's clock, µs
+	now      int64 // the server's clock, µs, or an admission's time logged
 	admitted bool
 }
 
