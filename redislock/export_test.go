@@ -63,7 +63,7 @@ func wrapped(store Store) *conn.Conn {
 // RateAt is the Rate of backend b (a NewBackend backend) for the request
 // named member in the log (a fresh name when empty), that also reports the
 // server's clock when it answered, in microseconds since the epoch, or the
-// admission's time in the log when that is later.
+// later time a new admission was logged at.
 func RateAt(ctx context.Context, b zerolock.Backend, key string, quota int, period time.Duration,
 	member string) (zerolock.RateResult, int64, error) {
 	if member == "" {

@@ -59,11 +59,11 @@ func nextRateMember() string {
 // admission by less than a period (a small step back, or readings that
 // disagree by microseconds), a request admitted then is logged at that
 // admission's time, so such readings never take the times logged back and
-// the bound holds on them; RetryAfter and Reset still count from the clock as it reads.
-// Should it step back by a period or more, admissions logged before the
-// step count until a period after the time they were logged at: the bound
-// holds on the time that passes, and for that long a RetryAfter may be
-// longer than period.
+// the bound holds on them; RetryAfter and Reset still count from the clock
+// as it reads. Should it step back by a period or more, admissions logged
+// before the step count until a period after the time they were logged
+// at: the bound holds on the time that passes, and for that long a
+// RetryAfter may be longer than period.
 //
 // It returns ErrInvalidRate for quota < 1 or period < 1ms, ErrNotRateLog
 // when the key holds another kind of value, and a wrapped store error
@@ -76,7 +76,8 @@ func (b storeBackend) Rate(ctx context.Context, key string, quota int, period ti
 
 // rate is Rate for the request named member in the log, that also reports
 // the server's clock when it answered, in microseconds since the epoch, or
-// an admission's time in the log when that is later (as Rate says).
+// the time the request was logged at when it was newly admitted at a later
+// time (while the clock read earlier than the key's newest admission).
 func (b storeBackend) rate(ctx context.Context, key string, quota int, period time.Duration,
 	member string) (zerolock.RateResult, int64, error) {
 	if quota < 1 || period < time.Millisecond {
@@ -114,8 +115,8 @@ type anyReply struct {
 
 // rateReply reads the script's reply: {admitted, remaining, µs until a
 // request would be admitted, µs until the log is empty, the server's now
-// in µs or the admission's time when later}, or its report of a key of
-// another type.
+// in µs or the later time a new admission was logged at}, or its report of
+// a key of another type.
 func rateReply(reply any) (zerolock.RateResult, int64, error) {
 	if s, ok := reply.(string); ok {
 		if kind, found := strings.CutPrefix(s, "WRONGTYPE "); found {

@@ -10,8 +10,8 @@
 -- ARGV[3]: the request's member, unique to it.
 -- Returns {admitted 1 or 0, admissions left after this one, us until a
 -- request would be admitted (0 when admitted), us until the log is empty,
--- the server's now in us, or the admission's time when later}, or
--- "WRONGTYPE <type>".
+-- the server's now in us, or, for a request newly admitted at a later time
+-- than now (see below), that time}, or "WRONGTYPE <type>".
 -- A member already present is a resend of a request this script admitted
 -- (go-redis resends a command whose reply was lost): it is admitted again
 -- and not counted twice.
@@ -44,9 +44,9 @@ if count < quota then
     -- newest admission by under a period (TIME is the wall clock: a small
     -- step back, or readings that disagree by microseconds); then that
     -- admission's time, so that times logged never go back and no
-    -- period-long window of them holds more than the quota. Dropping
-    -- and every reply stay on now: a later time only keeps an admission
-    -- counted longer. A clock read a period or more earlier is taken as
+    -- period-long window of them holds more than the quota. Dropping,
+    -- RetryAfter, Reset and the expiry count from now: a later time only
+    -- keeps an admission counted longer. A clock read a period or more earlier is taken as
     -- it is: admissions logged before count until a period after their
     -- time, so the bound holds on the time that passes.
     local at = now

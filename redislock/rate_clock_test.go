@@ -86,8 +86,13 @@ func TestRateClockReadsEarlier(t *testing.T) {
 	at(time.Second)
 	count(key, "before the step", true)
 	at(time.Second - 150*ms)
-	if _, _, now := count(key, "150ms earlier", true); now != micros(time.Second-150*ms) {
+	_, reset, now = count(key, "150ms earlier", true)
+	if now != micros(time.Second-150*ms) {
 		t.Fatalf("logged at %d µs after a step back of 150ms, want the clock's %d", now, micros(time.Second-150*ms))
+	}
+	// The key outlives the admission logged before the step: 250ms.
+	if want := 250 * ms; reset != want || mr.TTL(key) != want {
+		t.Fatalf("Reset %v, key's TTL %v after a step back of 150ms; want both %v", reset, mr.TTL(key), want)
 	}
 	at(time.Second - 90*ms)
 	if retryAfter, _, _ := count(key, "60ms later, both admissions in their period", false); retryAfter != 40*ms {
