@@ -43,12 +43,13 @@ if count < quota then
     -- The admission's time: now, unless the clock reads earlier than the
     -- newest admission by under a period (TIME is the wall clock: a small
     -- step back, or readings that disagree by microseconds); then that
-    -- admission's time, so that times logged never go back and no
-    -- period-long window of them holds more than the quota. Dropping,
-    -- RetryAfter, Reset and the expiry count from now: a later time only
-    -- keeps an admission counted longer. A clock read a period or more earlier is taken as
-    -- it is: admissions logged before count until a period after their
-    -- time, so the bound holds on the time that passes.
+    -- admission's time, so that such readings never take the times logged
+    -- back and no period-long window of them holds more than the quota.
+    -- Dropping, RetryAfter, Reset and the expiry count from now: a later
+    -- time only keeps an admission counted longer. A clock read a period
+    -- or more earlier is taken as it is: admissions logged before count
+    -- until a period after their time, so the bound holds on the time
+    -- that passes.
     local at = now
     if newest[2] and tonumber(newest[2]) > now and tonumber(newest[2]) - now < period then
         at = tonumber(newest[2])
