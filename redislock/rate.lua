@@ -38,7 +38,8 @@ if type(dropped) == "table" and dropped.err then
     return dropped
 end
 local count = redis.call("ZCARD", KEYS[1])
-local newest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+-- The newest admission's time, nil for an empty log.
+local newest = tonumber(redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")[2])
 if count < quota then
     -- The admission's time: now, unless the clock reads earlier than the
     -- newest admission by under a period (TIME is the wall clock: a small
@@ -51,28 +52,24 @@ if count < quota then
     -- until a period after their time, so the bound holds on the time
     -- that passes.
     local at = now
-    if newest[2] and tonumber(newest[2]) > now and tonumber(newest[2]) - now < period then
-        at = tonumber(newest[2])
+    if newest and newest > now and newest - now < period then
+        at = newest
     end
     -- NX: a member already present is a resend, admitted again with its
     -- first admission's time kept and counted once.
     if redis.call("ZADD", KEYS[1], "NX", at, ARGV[3]) == 0 then
-        return {1, quota - count, 0, tonumber(newest[2]) + period - now, now}
+        return {1, quota - count, 0, newest + period - now, now}
     end
     -- The key outlives its newest admission's period, which is this one's
     -- unless the clock went back by a period or more since an earlier.
-    local last = at
-    if newest[2] and tonumber(newest[2]) > last then
-        last = tonumber(newest[2])
-    end
-    local reset = last + period - now
+    local reset = math.max(at, newest or at) + period - now
     redis.call("PEXPIRE", KEYS[1], math.ceil(reset / 1000))
     return {1, quota - count - 1, 0, reset, at}
 end
 if redis.call("ZSCORE", KEYS[1], ARGV[3]) then
-    return {1, 0, 0, tonumber(newest[2]) + period - now, now}
+    return {1, 0, 0, newest + period - now, now}
 end
 -- Refused: the request would be admitted once the admissions before the
 -- quota-th newest have left the window.
 local freeing = redis.call("ZRANGE", KEYS[1], count - quota, count - quota, "WITHSCORES")
-return {0, 0, tonumber(freeing[2]) + period - now, tonumber(newest[2]) + period - now, now}
+return {0, 0, tonumber(freeing[2]) + period - now, newest + period - now, now}
